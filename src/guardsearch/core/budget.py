@@ -1,0 +1,324 @@
+"""Budgets: small composable limits, checked *before* each expensive call.
+
+Limits combine like tenacity's stop conditions::
+
+    budget = Budget(max_calls(30) | max_tokens(50_000) | deadline(120))
+
+Every model call goes reserve -> execute -> reconcile: `reserve()` books an upper
+bound of what the call may cost (prompt estimate + the completion tokens it is
+allowed) and raises `BudgetExceeded` if that could break a limit; `reconcile()`
+swaps the reservation for what the call really used. Because reservations are
+counted against the limits too, concurrent calls can never overrun a limit.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from guardsearch.core.errors import BudgetExceeded, ConfigError
+from guardsearch.core.usage import ZERO, Usage
+
+
+@dataclass(frozen=True, kw_only=True)
+class BudgetState:
+    """What a limit sees: usage so far, outstanding reservations, elapsed seconds."""
+
+    used: Usage
+    reserved: Usage
+    elapsed_s: float
+
+    @property
+    def committed(self) -> Usage:
+        return self.used + self.reserved
+
+
+class Limit:
+    """A limit says why `pending` on top of `state` would break it (or None if fine)."""
+
+    name = "limit"
+
+    def violation(self, state: BudgetState, pending: Usage) -> str | None:
+        raise NotImplementedError
+
+    def token_headroom(self, state: BudgetState) -> int | None:
+        """Tokens still available under this limit, or None if it does not limit tokens."""
+        return None
+
+    def __or__(self, other: Limit | LimitFn) -> Limit:
+        return AnyLimit((self, as_limit(other)))
+
+    def __ror__(self, other: LimitFn) -> Limit:
+        return AnyLimit((as_limit(other), self))
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+LimitFn = Callable[[BudgetState, Usage], "str | bool | None"]
+
+
+@dataclass(frozen=True, repr=False)
+class AnyLimit(Limit):
+    """Broken as soon as any member is broken (`a | b`)."""
+
+    members: tuple[Limit, ...]
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return " | ".join(m.name for m in self.members)
+
+    def violation(self, state: BudgetState, pending: Usage) -> str | None:
+        for member in self.members:
+            reason = member.violation(state, pending)
+            if reason:
+                return reason
+        return None
+
+    def token_headroom(self, state: BudgetState) -> int | None:
+        rooms = [r for m in self.members if (r := m.token_headroom(state)) is not None]
+        return min(rooms) if rooms else None
+
+    def __or__(self, other: Limit | LimitFn) -> Limit:
+        return AnyLimit((*self.members, as_limit(other)))
+
+
+@dataclass(frozen=True, repr=False)
+class FunctionLimit(Limit):
+    """A plain callable `(state, pending) -> reason | True | None` used as a limit."""
+
+    fn: LimitFn
+    name: str = "custom"  # type: ignore[misc]
+
+    def violation(self, state: BudgetState, pending: Usage) -> str | None:
+        verdict = self.fn(state, pending)
+        if verdict is True:
+            return f"{self.name} limit reached"
+        return verdict or None
+
+
+def as_limit(value: Limit | LimitFn) -> Limit:
+    if isinstance(value, Limit):
+        return value
+    if callable(value):
+        return FunctionLimit(value, getattr(value, "__name__", "custom"))
+    raise ConfigError(f"not a budget limit: {value!r}")
+
+
+@dataclass(frozen=True, repr=False)
+class _MaxCalls(Limit):
+    n: int
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return f"max_calls({self.n})"
+
+    def violation(self, state: BudgetState, pending: Usage) -> str | None:
+        if state.committed.calls + pending.calls > self.n:
+            return f"call limit {self.n} reached"
+        return None
+
+
+@dataclass(frozen=True, repr=False)
+class _MaxTokens(Limit):
+    n: int
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return f"max_tokens({self.n})"
+
+    def violation(self, state: BudgetState, pending: Usage) -> str | None:
+        if state.committed.total_tokens + pending.total_tokens > self.n:
+            return f"token limit {self.n} reached"
+        return None
+
+    def token_headroom(self, state: BudgetState) -> int | None:
+        return max(0, self.n - state.committed.total_tokens)
+
+
+@dataclass(frozen=True, repr=False)
+class _MaxCost(Limit):
+    dollars: float
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return f"max_cost({self.dollars})"
+
+    def violation(self, state: BudgetState, pending: Usage) -> str | None:
+        if state.committed.cost + pending.cost > self.dollars + 1e-12:
+            return f"cost limit ${self.dollars} reached"
+        return None
+
+
+@dataclass(frozen=True, repr=False)
+class _Deadline(Limit):
+    seconds: float
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return f"deadline({self.seconds})"
+
+    def violation(self, state: BudgetState, pending: Usage) -> str | None:
+        if state.elapsed_s >= self.seconds:
+            return f"deadline of {self.seconds}s passed"
+        return None
+
+
+def _positive(value: float, what: str) -> None:
+    if value < 0:
+        raise ConfigError(f"{what} must be >= 0, got {value}")
+
+
+def max_calls(n: int) -> Limit:
+    """At most `n` model calls."""
+    _positive(n, "max_calls")
+    return _MaxCalls(n)
+
+
+def max_tokens(n: int) -> Limit:
+    """At most `n` prompt + completion tokens."""
+    _positive(n, "max_tokens")
+    return _MaxTokens(n)
+
+
+def max_cost(dollars: float) -> Limit:
+    """At most `dollars` of model cost (for backends that price their calls)."""
+    _positive(dollars, "max_cost")
+    return _MaxCost(dollars)
+
+
+def deadline(seconds: float) -> Limit:
+    """No new model call after `seconds` of wall time since the budget started."""
+    _positive(seconds, "deadline")
+    return _Deadline(seconds)
+
+
+@dataclass(frozen=True)
+class Reservation:
+    """A booked upper bound for one call; hand it back to `Budget.reconcile`."""
+
+    id: int
+    estimate: Usage
+
+
+_MIN_COMPLETION = 8
+
+
+@dataclass
+class Budget:
+    """A ledger of used and reserved usage under one (possibly composite) limit."""
+
+    limit: Limit | LimitFn | None = None
+    clock: Callable[[], float] = time.monotonic
+    used: Usage = ZERO
+    reserved: Usage = ZERO
+    overrun: Usage = ZERO
+    _started: float = field(default=-1.0, repr=False)
+    _open: dict[int, Reservation] = field(default_factory=dict, repr=False)
+    _ids: itertools.count[int] = field(default_factory=itertools.count, repr=False)
+
+    def __post_init__(self) -> None:
+        self._limit = as_limit(self.limit) if self.limit is not None else None
+        if self._started < 0:
+            self._started = self.clock()
+
+    def state(self) -> BudgetState:
+        return BudgetState(
+            used=self.used, reserved=self.reserved, elapsed_s=self.clock() - self._started
+        )
+
+    def violation(self, pending: Usage = ZERO) -> str | None:
+        """Why `pending` would break the limit now, or None."""
+        if self._limit is None:
+            return None
+        return self._limit.violation(self.state(), pending)
+
+    def check(self) -> None:
+        """Raise `BudgetExceeded` if nothing more may be spent (e.g. the deadline passed)."""
+        reason = self.violation(Usage(calls=1))
+        if reason:
+            raise BudgetExceeded(reason, self.used, repr(self._limit))
+
+    def grant_completion(self, prompt_tokens: int, wanted: int) -> int:
+        """How many completion tokens a call with `prompt_tokens` may ask for (<= wanted).
+
+        Raises `BudgetExceeded` when not even a minimal completion fits.
+        """
+        if self._limit is None:
+            return wanted
+        room = self._limit.token_headroom(self.state())
+        if room is None:
+            return wanted
+        allowed = room - prompt_tokens
+        if allowed < min(wanted, _MIN_COMPLETION):
+            raise BudgetExceeded(
+                f"token limit: {room} tokens left, prompt alone needs {prompt_tokens}",
+                self.used,
+                repr(self._limit),
+            )
+        return min(wanted, allowed)
+
+    def reserve(self, estimate: Usage) -> Reservation:
+        """Book `estimate` against the limits, or raise `BudgetExceeded` without booking."""
+        reason = self.violation(estimate)
+        if reason:
+            raise BudgetExceeded(reason, self.used, repr(self._limit))
+        reservation = Reservation(next(self._ids), estimate)
+        self._open[reservation.id] = reservation
+        self.reserved = self.reserved + estimate
+        return reservation
+
+    def reconcile(self, reservation: Reservation, actual: Usage) -> Usage:
+        """Replace a reservation by the real usage; returns the refund (estimate - actual).
+
+        Backends never use more completion tokens than granted, so `actual` fits in the
+        reservation; if an estimate was too low anyway the excess is kept in `overrun`
+        and the ledger stays honest.
+        """
+        if self._open.pop(reservation.id, None) is None:
+            raise ConfigError(f"reservation {reservation.id} is not open")
+        self.reserved = self.reserved - reservation.estimate
+        self.used = self.used + actual
+        over = Usage(
+            calls=max(0, actual.calls - reservation.estimate.calls),
+            prompt_tokens=max(0, actual.prompt_tokens - reservation.estimate.prompt_tokens),
+            completion_tokens=max(
+                0, actual.completion_tokens - reservation.estimate.completion_tokens
+            ),
+            cost=max(0.0, actual.cost - reservation.estimate.cost),
+        )
+        if over != ZERO:
+            self.overrun = self.overrun + over
+        return reservation.estimate - actual
+
+    def release(self, reservation: Reservation) -> None:
+        """Cancel a reservation whose call never ran."""
+        self.reconcile(reservation, ZERO)
+
+    @property
+    def open_reservations(self) -> int:
+        return len(self._open)
+
+    def describe(self) -> str:
+        return repr(self._limit) if self._limit is not None else "unlimited"
+
+
+@dataclass(frozen=True, kw_only=True)
+class StepBudget:
+    """Per-step limits of seed 000: retries at this level and revisits from below."""
+
+    rmax: int = 3
+    backtrack_budget: int = 2
+
+    def __post_init__(self) -> None:
+        if self.rmax < 1:
+            raise ConfigError(f"rmax must be >= 1, got {self.rmax}")
+        if self.backtrack_budget < 0:
+            raise ConfigError(f"backtrack_budget must be >= 0, got {self.backtrack_budget}")
+
+    @property
+    def max_calls(self) -> int:
+        """rmax x (1 + backtrack_budget): the most calls this step can ever make."""
+        return self.rmax * (1 + self.backtrack_budget)

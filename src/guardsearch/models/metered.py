@@ -1,0 +1,84 @@
+"""Metered: wraps any Model so every call goes reserve -> execute -> reconcile and is traced.
+
+This is the single place where budgets meet models; steps, guards, searches and loops
+all call models through it, so none of them can forget a budget check.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from guardsearch.core.budget import Budget
+from guardsearch.core.errors import BudgetExceeded, GuardsearchError, ModelError
+from guardsearch.core.events import Trace
+from guardsearch.core.messages import Completion, ModelRequest
+from guardsearch.core.usage import Usage
+from guardsearch.models.base import Model, estimate_prompt_tokens
+
+
+@dataclass
+class Metered:
+    """A Model that books every call against `budget` and records it in `trace`."""
+
+    model: Model
+    budget: Budget = field(default_factory=Budget)
+    trace: Trace = field(default_factory=Trace)
+    default_seed: int = 0
+
+    @property
+    def name(self) -> str:
+        return self.model.name
+
+    @property
+    def usage(self) -> Usage:
+        return self.budget.used
+
+    async def complete(self, request: ModelRequest, *, step: str = "", node: str = "") -> Completion:
+        prompt_estimate = estimate_prompt_tokens(self.model, request)
+        try:
+            granted = self.budget.grant_completion(prompt_estimate, request.max_tokens)
+            reservation = self.budget.reserve(
+                Usage(calls=1, prompt_tokens=prompt_estimate, completion_tokens=granted)
+            )
+        except BudgetExceeded as exc:
+            self.trace.emit("budget_exceeded", step=step, node=node, reason=exc.reason,
+                            used=exc.usage.as_dict())
+            raise
+        self.trace.emit(
+            "budget_reserve", step=step, node=node, reservation=reservation.id,
+            prompt_tokens=prompt_estimate, completion_tokens=granted,
+        )
+        if granted != request.max_tokens:
+            request = request.with_max_tokens(granted)
+        started = time.perf_counter()
+        try:
+            completion = await self.model.complete(request)
+        except Exception as exc:
+            # A failed call may still have been paid for; count the call, no tokens.
+            self.budget.reconcile(reservation, Usage(calls=1))
+            self.trace.emit("model_error", step=step, node=node, error=str(exc),
+                            error_type=type(exc).__name__)
+            if isinstance(exc, GuardsearchError):
+                raise
+            raise ModelError(f"{self.model.name}: {exc}") from exc
+        wall = time.perf_counter() - started
+        actual = completion.usage if completion.usage.calls else _with_one_call(completion.usage)
+        refund = self.budget.reconcile(reservation, actual)
+        self.trace.emit(
+            "budget_reconcile", step=step, node=node, reservation=reservation.id,
+            refund_tokens=refund.total_tokens, used=self.budget.used.as_dict(),
+        )
+        self.trace.emit(
+            "model_call", step=step, node=node, model=self.model.name,
+            digest=request.digest(), prompt_tokens=actual.prompt_tokens,
+            completion_tokens=actual.completion_tokens,
+            cached_prompt_tokens=actual.cached_prompt_tokens,
+            latency_s=completion.latency_s or wall, wall_s=wall,
+            finish_reason=completion.finish_reason,
+        )
+        return completion
+
+
+def _with_one_call(usage: Usage) -> Usage:
+    return usage + Usage(calls=1)

@@ -1,0 +1,87 @@
+"""Model specs: one string picks a backend everywhere (CLI, HTTP, config files).
+
+    embedded                              the shipped Qwen2.5-Coder-0.5B (default)
+    gguf:/path/model.gguf                 any local GGUF via llama.cpp
+    openai:http://127.0.0.1:8000/v1#name  any OpenAI-compatible server (key: $OPENAI_API_KEY)
+    openai:#gpt-4o-mini                   api.openai.com
+    replay:FILE                           replay a recorded log (misses are errors)
+    record:FILE::SPEC                     record SPEC's answers into FILE (and replay known ones)
+    scripted:FILE.json                    answers from a JSON list of strings (demos, tests)
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from guardsearch.core.errors import ConfigError
+from guardsearch.models.base import Model
+
+DEFAULT_SPEC = "embedded"
+SPEC_ENV = "GUARDSEARCH_MODEL"
+OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
+
+_LOADED: dict[str, Model] = {}
+
+
+def default_spec() -> str:
+    return os.environ.get(SPEC_ENV) or DEFAULT_SPEC
+
+
+def model_from_spec(spec: str | None = None) -> Model:
+    """Build (and, for local weights, cache per process) the model a spec names."""
+    spec = (spec or default_spec()).strip()
+    kind, _, rest = spec.partition(":")
+    if kind in ("embedded", "gguf"):
+        # Loading weights is expensive: one instance per spec per process.
+        if spec not in _LOADED:
+            _LOADED[spec] = _local(kind, rest)
+        return _LOADED[spec]
+    if kind == "openai":
+        url, _, name = rest.partition("#")
+        if not name:
+            raise ConfigError(f"openai spec needs a model name after '#': {spec!r}")
+        from guardsearch.models.openai import OpenAIModel
+
+        return OpenAIModel(base_url=url or OPENAI_DEFAULT_URL, model=name)
+    if kind == "replay":
+        from guardsearch.models.replay import ReplayModel
+
+        if not rest:
+            raise ConfigError("replay spec needs a file: replay:FILE")
+        return ReplayModel(Path(rest))
+    if kind == "record":
+        from guardsearch.models.replay import ReplayModel
+
+        path, sep, inner = rest.partition("::")
+        if not sep or not path or not inner:
+            raise ConfigError(f"record spec is record:FILE::SPEC, got {spec!r}")
+        return ReplayModel(Path(path), inner=model_from_spec(inner))
+    if kind == "scripted":
+        from guardsearch.models.scripted import scripted_from_file
+
+        return scripted_from_file(rest)
+    raise ConfigError(
+        f"unknown model spec {spec!r}; use embedded, gguf:PATH, openai:URL#MODEL, "
+        "replay:FILE, record:FILE::SPEC or scripted:FILE"
+    )
+
+
+def _local(kind: str, rest: str) -> Model:
+    from guardsearch.models.embedded import embedded_model_path
+
+    if kind == "embedded":
+        if rest:
+            raise ConfigError(f"the embedded model takes no argument, got {rest!r}")
+        path = embedded_model_path()
+    else:
+        path = Path(rest).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"GGUF file not found: {path}")
+    try:
+        from guardsearch.models.llamacpp import LlamaCppModel
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise ConfigError(
+            "llama-cpp-python is not installed: pip install 'guardsearch[embedded]'"
+        ) from exc
+    return LlamaCppModel(path)
