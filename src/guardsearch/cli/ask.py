@@ -1,0 +1,94 @@
+"""`guardsearch ask`: one guarded step from the command line."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from guardsearch.cli.output import err, exit_for, fail, out, print_json, progress_printer
+from guardsearch.core.budget import Budget, max_calls
+from guardsearch.core.context import Context
+from guardsearch.core.errors import GuardsearchError, StepFailed
+from guardsearch.core.events import Trace
+from guardsearch.guards.schema import load_schema_file
+from guardsearch.models.metered import Metered
+from guardsearch.models.spec import model_from_spec
+from guardsearch.steps.prompt import PromptTemplate
+from guardsearch.steps.step import Step, run_step
+from guardsearch.store.jsonl import JsonlSink
+
+
+def ask(
+    prompt: Annotated[str, typer.Argument(help="What to ask; it becomes the pinned objective.")],
+    schema: Annotated[
+        Path | None, typer.Option(help="JSON Schema file: output is constrained and checked.")
+    ] = None,
+    model: Annotated[str | None, typer.Option(help="Model spec (default: embedded).")] = None,
+    rmax: Annotated[int, typer.Option(min=1, help="Attempts before giving up.")] = 3,
+    max_tokens: Annotated[int, typer.Option(min=1, help="Completion tokens per call.")] = 256,
+    budget_calls: Annotated[int | None, typer.Option(min=1, help="Cap on model calls.")] = None,
+    trace: Annotated[Path | None, typer.Option(help="Append the event trace (JSONL).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Ask the model once, guarded: parse, check, retry with feedback up to --rmax."""
+    try:
+        json_schema = load_schema_file(str(schema)) if schema else None
+        step = Step(
+            name="ask", prompt=PromptTemplate.packaged("ask"), schema=json_schema, rmax=rmax,
+            max_tokens=max_tokens,
+        )
+        chosen = model_from_spec(model)
+    except GuardsearchError as exc:
+        fail(str(exc), exit_for(exc), as_json=as_json)
+    events = Trace()
+    events.subscribe(progress_printer())
+    sink = JsonlSink(trace) if trace else None
+    if sink:
+        events.subscribe(sink)
+    metered = Metered(chosen, Budget(max_calls(budget_calls) if budget_calls else None), events)
+    started = time.perf_counter()
+    result: dict[str, Any] = {"model": chosen.name}
+    code = 0
+    try:
+        outcome = asyncio.run(run_step(step, Context(objective=prompt), metered))
+        result.update(ok=True, value=outcome.value, attempts=outcome.attempts,
+                      feedback=list(outcome.feedback))
+    except StepFailed as exc:
+        code = 1
+        result.update(ok=False, value=None, attempts=exc.attempts, feedback=exc.feedback,
+                      error=str(exc),
+                      last_output=exc.last_artifact.text if exc.last_artifact else None)
+    except GuardsearchError as exc:
+        code = exit_for(exc)
+        result.update(ok=False, value=None, attempts=len(events.of_kind("model_call")),
+                      feedback=[], error=str(exc))
+    finally:
+        if sink:
+            sink.close()
+    used = metered.usage
+    result["usage"] = {
+        "calls": used.calls,
+        "prompt_tokens": used.prompt_tokens,
+        "completion_tokens": used.completion_tokens,
+        "cached_prompt_tokens": used.cached_prompt_tokens,
+    }
+    result["seconds"] = round(time.perf_counter() - started, 3)
+    if as_json:
+        print_json(result)
+    elif result["ok"]:
+        value = result["value"]
+        out.print(value if isinstance(value, str) else _pretty(value))
+        err.print(f"[dim]{result['attempts']} attempt(s), {used.describe()}[/dim]")
+    else:
+        err.print(f"[red]failed:[/red] {result.get('error')}")
+    raise typer.Exit(code)
+
+
+def _pretty(value: Any) -> str:
+    import json
+
+    return json.dumps(value, ensure_ascii=False, indent=2)

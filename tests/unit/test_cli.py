@@ -1,0 +1,110 @@
+"""The command line: results on stdout, progress on stderr, clear errors and exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from guardsearch.cli import app
+
+runner = CliRunner()
+SCHEMA = Path(__file__).parents[2] / "examples" / "colours.schema.json"
+
+
+def _answers(tmp_path: Path, *answers: str) -> str:
+    path = tmp_path / "answers.json"
+    path.write_text(json.dumps(list(answers)))
+    return f"scripted:{path}"
+
+
+def test_version_prints_the_package_version() -> None:
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0
+    assert result.stdout.startswith("guardsearch ")
+
+
+def test_ask_json_prints_one_object_with_the_contract_fields(tmp_path: Path) -> None:
+    spec = _answers(tmp_path, '{"colours": ["red", "yellow", "blue"]}')
+    result = runner.invoke(app, ["ask", "List three primary colours", "--schema", str(SCHEMA),
+                                 "--model", spec, "--json"])
+    assert result.exit_code == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert payload["ok"] is True
+    assert payload["value"] == {"colours": ["red", "yellow", "blue"]}
+    assert payload["attempts"] == 1
+    assert payload["feedback"] == []
+    assert set(payload["usage"]) >= {"prompt_tokens", "completion_tokens"}
+
+
+def test_ask_retries_with_feedback_and_reports_it(tmp_path: Path) -> None:
+    spec = _answers(tmp_path, "not json at all", '{"colours": ["red", "yellow", "blue"]}')
+    result = runner.invoke(app, ["ask", "List three primary colours", "--schema", str(SCHEMA),
+                                 "--model", spec, "--json"])
+    payload = json.loads(result.stdout)
+    assert payload["ok"] is True and payload["attempts"] == 2
+    assert "not parseable as JSON" in payload["feedback"][0]
+    # progress goes to stderr, never into the JSON on stdout
+    assert "retrying" in result.stderr
+
+
+def test_ask_exhausted_retries_exit_1_with_evidence(tmp_path: Path) -> None:
+    spec = _answers(tmp_path, '{"colours": []}')
+    result = runner.invoke(app, ["ask", "colours", "--schema", str(SCHEMA), "--model", spec,
+                                 "--rmax", "2", "--json"])
+    assert result.exit_code == 1
+    payload = json.loads(result.stdout)
+    assert payload["ok"] is False
+    assert payload["attempts"] == 2
+    assert len(payload["feedback"]) == 2
+    assert payload["last_output"] == '{"colours": []}'
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [("{not json", "not valid JSON"), ('{"type": 12}', "invalid JSON Schema")],
+)
+def test_ask_with_a_broken_schema_file_is_a_usage_error(
+    tmp_path: Path, content: str, message: str
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(content)
+    result = runner.invoke(app, ["ask", "x", "--schema", str(bad), "--json",
+                                 "--model", _answers(tmp_path, "{}")])
+    assert result.exit_code == 2
+    assert message in json.loads(result.stdout)["error"]
+
+
+def test_ask_with_an_unknown_model_spec_names_the_valid_forms() -> None:
+    result = runner.invoke(app, ["ask", "x", "--model", "nonsense:1", "--json"])
+    assert result.exit_code == 2
+    assert "openai:URL#MODEL" in json.loads(result.stdout)["error"]
+
+
+def test_ask_budget_calls_stops_before_paying_more(tmp_path: Path) -> None:
+    spec = _answers(tmp_path, "nope")
+    result = runner.invoke(app, ["ask", "x", "--schema", str(SCHEMA), "--model", spec,
+                                 "--rmax", "5", "--budget-calls", "2", "--json"])
+    payload = json.loads(result.stdout)
+    assert payload["ok"] is False
+    assert payload["usage"]["calls"] == 2
+    assert "budget exceeded" in payload["error"]
+
+
+def test_ask_writes_the_event_trace(tmp_path: Path) -> None:
+    trace = tmp_path / "trace.jsonl"
+    spec = _answers(tmp_path, '{"colours": ["red", "yellow", "blue"]}')
+    runner.invoke(app, ["ask", "c", "--schema", str(SCHEMA), "--model", spec, "--trace",
+                        str(trace)])
+    kinds = [json.loads(line)["kind"] for line in trace.read_text().splitlines()]
+    assert "model_call" in kinds and "guard_verdict" in kinds and "budget_reserve" in kinds
+
+
+def test_models_json_lists_backends_and_embedded_status() -> None:
+    result = runner.invoke(app, ["models", "--json"])
+    assert result.exit_code == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert {b["backend"] for b in payload["backends"]} >= {"llamacpp", "openai", "replay"}
+    assert {"name", "path", "installed"} <= set(payload["embedded"])
