@@ -22,8 +22,9 @@ def run_sync(fn: Callable[P, Awaitable[T]]) -> Callable[P, T]:
             asyncio.get_running_loop()
         except RuntimeError:
             return asyncio.run(fn(*args, **kwargs))  # type: ignore[arg-type]
-        raise ConfigError(f"{fn.__name__}_sync called inside a running event loop; await "
-                          f"{fn.__name__}() instead")
+        raise ConfigError(
+            f"{fn.__name__}_sync called inside a running event loop; await {fn.__name__}() instead"
+        )
 
     wrapper.__name__ = f"{fn.__name__}_sync"
     wrapper.__doc__ = f"Sync version of `{fn.__name__}`. " + (fn.__doc__ or "")

@@ -38,7 +38,10 @@ def ask(
     try:
         json_schema = load_schema_file(str(schema)) if schema else None
         step = Step(
-            name="ask", prompt=PromptTemplate.packaged("ask"), schema=json_schema, rmax=rmax,
+            name="ask",
+            prompt=PromptTemplate.packaged("ask"),
+            schema=json_schema,
+            rmax=rmax,
             max_tokens=max_tokens,
         )
         chosen = model_from_spec(model)
@@ -55,17 +58,28 @@ def ask(
     code = 0
     try:
         outcome = asyncio.run(run_step(step, Context(objective=prompt), metered))
-        result.update(ok=True, value=outcome.value, attempts=outcome.attempts,
-                      feedback=list(outcome.feedback))
+        result.update(
+            ok=True, value=outcome.value, attempts=outcome.attempts, feedback=list(outcome.feedback)
+        )
     except StepFailed as exc:
         code = 1
-        result.update(ok=False, value=None, attempts=exc.attempts, feedback=exc.feedback,
-                      error=str(exc),
-                      last_output=exc.last_artifact.text if exc.last_artifact else None)
+        result.update(
+            ok=False,
+            value=None,
+            attempts=exc.attempts,
+            feedback=exc.feedback,
+            error=str(exc),
+            last_output=exc.last_artifact.text if exc.last_artifact else None,
+        )
     except GuardsearchError as exc:
         code = exit_for(exc)
-        result.update(ok=False, value=None, attempts=len(events.of_kind("model_call")),
-                      feedback=[], error=str(exc))
+        result.update(
+            ok=False,
+            value=None,
+            attempts=len(events.of_kind("model_call")),
+            feedback=[],
+            error=str(exc),
+        )
     finally:
         if sink:
             sink.close()

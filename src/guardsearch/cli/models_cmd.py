@@ -12,16 +12,25 @@ from guardsearch.models.spec import default_spec
 
 def backends() -> list[dict[str, str]]:
     return [
-        {"spec": "embedded", "backend": "llamacpp",
-         "about": "the shipped GGUF model on the CPU, no network, no key (default)"},
+        {
+            "spec": "embedded",
+            "backend": "llamacpp",
+            "about": "the shipped GGUF model on the CPU, no network, no key (default)",
+        },
         {"spec": "gguf:/path/model.gguf", "backend": "llamacpp", "about": "any local GGUF file"},
-        {"spec": "openai:URL#MODEL", "backend": "openai",
-         "about": "any OpenAI-compatible server (vLLM, Ollama, llama.cpp server, OpenAI); "
-                  "key from $OPENAI_API_KEY"},
+        {
+            "spec": "openai:URL#MODEL",
+            "backend": "openai",
+            "about": "any OpenAI-compatible server (vLLM, Ollama, llama.cpp server, OpenAI); "
+            "key from $OPENAI_API_KEY",
+        },
         {"spec": "replay:FILE", "backend": "replay", "about": "replay a recorded log exactly"},
         {"spec": "record:FILE::SPEC", "backend": "replay", "about": "record SPEC's answers"},
-        {"spec": "scripted:FILE.json", "backend": "scripted",
-         "about": "answers from a JSON list of strings"},
+        {
+            "spec": "scripted:FILE.json",
+            "backend": "scripted",
+            "about": "answers from a JSON list of strings",
+        },
     ]
 
 
@@ -47,8 +56,10 @@ def models(
         return
     emb = info["embedded"]
     out.print(f"default model: {info['default']}")
-    out.print(f"embedded: {emb.get('name')} installed={emb.get('installed')} "
-              f"assembled={emb.get('assembled')} size={emb.get('size')} path={emb.get('path')}")
+    out.print(
+        f"embedded: {emb.get('name')} installed={emb.get('installed')} "
+        f"assembled={emb.get('assembled')} size={emb.get('size')} path={emb.get('path')}"
+    )
     out.print(f"llama-cpp-python: {info['llama_cpp_python'] or 'not installed'}")
     for b in info["backends"]:
         out.print(f"  {b['spec']:<24} {b['backend']:<9} {b['about']}")

@@ -90,7 +90,7 @@ class FunctionLimit(Limit):
     """A plain callable `(state, pending) -> reason | True | None` used as a limit."""
 
     fn: LimitFn
-    name: str = "custom"  # type: ignore[misc]
+    name: str = "custom"
 
     def violation(self, state: BudgetState, pending: Usage) -> str | None:
         verdict = self.fn(state, pending)

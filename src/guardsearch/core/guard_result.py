@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -62,8 +62,13 @@ class GuardResult:
             "fatal": self.fatal,
             "guard": self.guard,
             "checks": [
-                {"name": c.name, "passed": c.passed, "weight": c.weight, "hard": c.hard,
-                 "detail": c.detail}
+                {
+                    "name": c.name,
+                    "passed": c.passed,
+                    "weight": c.weight,
+                    "hard": c.hard,
+                    "detail": c.detail,
+                }
                 for c in self.checks
             ],
         }

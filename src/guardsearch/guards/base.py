@@ -17,7 +17,8 @@ from guardsearch.core.guard_result import GuardResult
 class Guard(Protocol):
     """Judges an artifact in its context. Must not raise on bad artifacts: it says why."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     async def check(self, artifact: Artifact, context: Context) -> GuardResult: ...
 
@@ -73,12 +74,15 @@ class FunctionGuard:
         except ConfigError:
             raise
         except Exception as exc:  # the guard's own bug or odd input: feedback, not a crash
-            return GuardResult.fail(f"{self.name}: check raised {type(exc).__name__}: {exc}",
-                                    self.name)
+            return GuardResult.fail(
+                f"{self.name}: check raised {type(exc).__name__}: {exc}", self.name
+            )
         return to_result(out, self.name)
 
 
-def guard(fn: GuardFn | None = None, *, name: str = "") -> FunctionGuard | Callable[[GuardFn], FunctionGuard]:
+def guard(
+    fn: GuardFn | None = None, *, name: str = ""
+) -> FunctionGuard | Callable[[GuardFn], FunctionGuard]:
     """Decorator: turn a function into a Guard (`@guard` or `@guard(name="...")`)."""
     if fn is None:
         return lambda f: FunctionGuard(f, name)

@@ -13,7 +13,8 @@ from guardsearch.core.messages import Completion, ModelRequest
 class Model(Protocol):
     """An async chat model. `name` identifies it in traces and scorecards."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     async def complete(self, request: ModelRequest) -> Completion:
         """Answer one request."""

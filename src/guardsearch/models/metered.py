@@ -34,7 +34,9 @@ class Metered:
     def usage(self) -> Usage:
         return self.budget.used
 
-    async def complete(self, request: ModelRequest, *, step: str = "", node: str = "") -> Completion:
+    async def complete(
+        self, request: ModelRequest, *, step: str = "", node: str = ""
+    ) -> Completion:
         prompt_estimate = estimate_prompt_tokens(self.model, request)
         try:
             granted = self.budget.grant_completion(prompt_estimate, request.max_tokens)
@@ -42,12 +44,17 @@ class Metered:
                 Usage(calls=1, prompt_tokens=prompt_estimate, completion_tokens=granted)
             )
         except BudgetExceeded as exc:
-            self.trace.emit("budget_exceeded", step=step, node=node, reason=exc.reason,
-                            used=exc.usage.as_dict())
+            self.trace.emit(
+                "budget_exceeded", step=step, node=node, reason=exc.reason, used=exc.usage.as_dict()
+            )
             raise
         self.trace.emit(
-            "budget_reserve", step=step, node=node, reservation=reservation.id,
-            prompt_tokens=prompt_estimate, completion_tokens=granted,
+            "budget_reserve",
+            step=step,
+            node=node,
+            reservation=reservation.id,
+            prompt_tokens=prompt_estimate,
+            completion_tokens=granted,
         )
         if granted != request.max_tokens:
             request = request.with_max_tokens(granted)
@@ -57,8 +64,9 @@ class Metered:
         except Exception as exc:
             # A failed call may still have been paid for; count the call, no tokens.
             self.budget.reconcile(reservation, Usage(calls=1))
-            self.trace.emit("model_error", step=step, node=node, error=str(exc),
-                            error_type=type(exc).__name__)
+            self.trace.emit(
+                "model_error", step=step, node=node, error=str(exc), error_type=type(exc).__name__
+            )
             if isinstance(exc, GuardsearchError):
                 raise
             raise ModelError(f"{self.model.name}: {exc}") from exc
@@ -66,15 +74,24 @@ class Metered:
         actual = completion.usage if completion.usage.calls else _with_one_call(completion.usage)
         refund = self.budget.reconcile(reservation, actual)
         self.trace.emit(
-            "budget_reconcile", step=step, node=node, reservation=reservation.id,
-            refund_tokens=refund.total_tokens, used=self.budget.used.as_dict(),
+            "budget_reconcile",
+            step=step,
+            node=node,
+            reservation=reservation.id,
+            refund_tokens=refund.total_tokens,
+            used=self.budget.used.as_dict(),
         )
         self.trace.emit(
-            "model_call", step=step, node=node, model=self.model.name,
-            digest=request.digest(), prompt_tokens=actual.prompt_tokens,
+            "model_call",
+            step=step,
+            node=node,
+            model=self.model.name,
+            digest=request.digest(),
+            prompt_tokens=actual.prompt_tokens,
             completion_tokens=actual.completion_tokens,
             cached_prompt_tokens=actual.cached_prompt_tokens,
-            latency_s=completion.latency_s or wall, wall_s=wall,
+            latency_s=completion.latency_s or wall,
+            wall_s=wall,
             finish_reason=completion.finish_reason,
         )
         return completion

@@ -1,12 +1,12 @@
 """Model specs: one string picks a backend everywhere (CLI, HTTP, config files).
 
-    embedded                              the shipped Qwen2.5-Coder-0.5B (default)
-    gguf:/path/model.gguf                 any local GGUF via llama.cpp
-    openai:http://127.0.0.1:8000/v1#name  any OpenAI-compatible server (key: $OPENAI_API_KEY)
-    openai:#gpt-4o-mini                   api.openai.com
-    replay:FILE                           replay a recorded log (misses are errors)
-    record:FILE::SPEC                     record SPEC's answers into FILE (and replay known ones)
-    scripted:FILE.json                    answers from a JSON list of strings (demos, tests)
+embedded                              the shipped Qwen2.5-Coder-0.5B (default)
+gguf:/path/model.gguf                 any local GGUF via llama.cpp
+openai:http://127.0.0.1:8000/v1#name  any OpenAI-compatible server (key: $OPENAI_API_KEY)
+openai:#gpt-4o-mini                   api.openai.com
+replay:FILE                           replay a recorded log (misses are errors)
+record:FILE::SPEC                     record SPEC's answers into FILE (and replay known ones)
+scripted:FILE.json                    answers from a JSON list of strings (demos, tests)
 """
 
 from __future__ import annotations

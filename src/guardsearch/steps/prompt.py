@@ -80,8 +80,11 @@ class PromptTemplate:
 
     def render(self, context: Context, **variables: Any) -> tuple[Message, ...]:
         """Messages for `context`: [system: objective-first context + instructions, user]."""
-        values: Mapping[str, Any] = {"objective": context.objective, "context": context,
-                                     **variables}
+        values: Mapping[str, Any] = {
+            "objective": context.objective,
+            "context": context,
+            **variables,
+        }
         try:
             system = _ENV.from_string(self.system).render(values) if self.system else ""
             user = _ENV.from_string(self.user).render(values)

@@ -21,7 +21,7 @@ from guardsearch.core.digest import stable_digest
 from guardsearch.core.errors import ConfigError, ParseError, StepFailed
 from guardsearch.core.guard_result import GuardResult
 from guardsearch.core.messages import ModelRequest
-from guardsearch.core.usage import Usage
+from guardsearch.core.usage import ZERO, Usage
 from guardsearch.guards.base import Guard, GuardFn, as_guard
 from guardsearch.guards.composite import all_of, hard
 from guardsearch.guards.parse import parse_json, parse_text
@@ -80,7 +80,9 @@ class Step:
             return self.parser(text)
         return parse_json(text) if self.schema is not None else parse_text(text)
 
-    def request(self, context: Context, *, seed: int | None = None, **variables: Any) -> ModelRequest:
+    def request(
+        self, context: Context, *, seed: int | None = None, **variables: Any
+    ) -> ModelRequest:
         """The model request for this step in `context` (objective pinned first)."""
         schema_text = json.dumps(self.json_schema, indent=1) if self.json_schema else ""
         messages = self.template.render(context, schema=schema_text, **variables)
@@ -131,8 +133,14 @@ async def judge(
     else:
         result = await step.checker.check(artifact, context)
     metered.trace.emit(
-        "guard_verdict", step=step.name, node=node or artifact.id, guard=result.guard,
-        passed=result.passed, score=result.score, fatal=result.fatal, feedback=result.feedback,
+        "guard_verdict",
+        step=step.name,
+        node=node or artifact.id,
+        guard=result.guard,
+        passed=result.passed,
+        score=result.score,
+        fatal=result.fatal,
+        feedback=result.feedback,
     )
     return result
 
@@ -144,7 +152,7 @@ def make_artifact(
     *,
     attempt: int,
     parent_id: str | None = None,
-    usage: Usage = Usage(),
+    usage: Usage = ZERO,
 ) -> Artifact:
     """Parse `text` into an Artifact; a parse error is recorded, not raised."""
     try:
@@ -155,8 +163,15 @@ def make_artifact(
         value, error = None, f"not parseable: {type(exc).__name__}: {exc}"
     ident = stable_digest([step.name, context.digest, attempt, text])[:12]
     return Artifact(
-        id=f"{step.name}-{ident}", step=step.name, text=text, value=value, attempt=attempt,
-        parent_id=parent_id, context_digest=context.digest, usage=usage, parse_error=error,
+        id=f"{step.name}-{ident}",
+        step=step.name,
+        text=text,
+        value=value,
+        attempt=attempt,
+        parent_id=parent_id,
+        context_digest=context.digest,
+        usage=usage,
+        parse_error=error,
     )
 
 
@@ -169,16 +184,24 @@ async def _try_patch(
     try:
         patched_value = jsonpatch.apply_patch(artifact.value, list(result.patch))
     except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, TypeError) as exc:
-        metered.trace.emit("note", step=step.name, node=artifact.id,
-                           message=f"patch not applicable: {exc}")
+        metered.trace.emit(
+            "note", step=step.name, node=artifact.id, message=f"patch not applicable: {exc}"
+        )
         return None
     patched = replace(
-        artifact, id=artifact.id + "-patched", value=patched_value,
+        artifact,
+        id=artifact.id + "-patched",
+        value=patched_value,
         text=json.dumps(patched_value, ensure_ascii=False),
     )
     verdict = await judge(step, patched, context, metered)
-    metered.trace.emit("patch_applied", step=step.name, node=patched.id,
-                       passed=verdict.passed, patch=list(result.patch))
+    metered.trace.emit(
+        "patch_applied",
+        step=step.name,
+        node=patched.id,
+        passed=verdict.passed,
+        patch=list(result.patch),
+    )
     return Attempt(patched, verdict) if verdict.passed else None
 
 
@@ -197,8 +220,9 @@ async def attempt_step(
     metered = as_metered(model)
     request = step.request(context, seed=seed, **dict(variables or {}))
     completion = await metered.complete(request, step=step.name, node=node)
-    artifact = make_artifact(step, completion.text, context, attempt=attempt,
-                             parent_id=parent_id, usage=completion.usage)
+    artifact = make_artifact(
+        step, completion.text, context, attempt=attempt, parent_id=parent_id, usage=completion.usage
+    )
     result = await judge(step, artifact, context, metered, node=node)
     if not result.passed:
         repaired = await _try_patch(step, artifact, result, context, metered)
@@ -227,27 +251,38 @@ async def run_step(
     last: Artifact | None = None
     metered.trace.emit("step_start", step=step.name, rmax=step.rmax)
     for number in range(1, step.rmax + 1):
-        outcome = await attempt_step(step, ctx, metered, attempt=number, parent_id=parent_id,
-                                     variables=variables)
+        outcome = await attempt_step(
+            step, ctx, metered, attempt=number, parent_id=parent_id, variables=variables
+        )
         last = outcome.artifact
         if outcome.result.passed:
             metered.trace.emit("step_end", step=step.name, passed=True, attempts=number)
             return StepOutcome(
-                artifact=outcome.artifact, result=outcome.result, attempts=number,
-                feedback=tuple(feedback), usage=metered.usage - start_usage, context=ctx,
+                artifact=outcome.artifact,
+                result=outcome.result,
+                attempts=number,
+                feedback=tuple(feedback),
+                usage=metered.usage - start_usage,
+                context=ctx,
             )
         feedback.append(outcome.result.feedback)
         if outcome.result.fatal:
             break
         if number < step.rmax:
-            metered.trace.emit("retry", step=step.name, attempt=number + 1,
-                               feedback=outcome.result.feedback)
+            metered.trace.emit(
+                "retry", step=step.name, attempt=number + 1, feedback=outcome.result.feedback
+            )
             ctx = ctx.amend(feedback=outcome.result.feedback)
             parent_id = outcome.artifact.id
     fatal = bool(feedback) and outcome.result.fatal
-    metered.trace.emit("step_end", step=step.name, passed=False, attempts=len(feedback),
-                       fatal=fatal)
+    metered.trace.emit(
+        "step_end", step=step.name, passed=False, attempts=len(feedback), fatal=fatal
+    )
     raise StepFailed(
-        step.name, attempts=len(feedback), last_artifact=last, feedback=feedback,
-        usage=metered.usage - start_usage, fatal=fatal,
+        step.name,
+        attempts=len(feedback),
+        last_artifact=last,
+        feedback=feedback,
+        usage=metered.usage - start_usage,
+        fatal=fatal,
     )
