@@ -32,6 +32,7 @@ from guardsearch.core import (
     stable_digest,
 )
 from guardsearch.guards import (
+    Evaluator,
     FunctionGuard,
     Guard,
     RegexGuard,
@@ -54,6 +55,7 @@ from guardsearch.models import (
     allow_real_models,
     model_from_spec,
 )
+from guardsearch.search import SearchResult, StepSpace, search, search_sync
 from guardsearch.steps import PromptTemplate, Step, StepOutcome, attempt_step, run_step
 from guardsearch.sync import run_sync
 
@@ -72,6 +74,7 @@ __all__ = [
     "Completion",
     "ConfigError",
     "Context",
+    "Evaluator",
     "Event",
     "FunctionGuard",
     "Guard",
@@ -90,10 +93,12 @@ __all__ = [
     "RunError",
     "SchemaGuard",
     "ScriptedModel",
+    "SearchResult",
     "Step",
     "StepBudget",
     "StepFailed",
     "StepOutcome",
+    "StepSpace",
     "Trace",
     "Usage",
     "__version__",
@@ -113,6 +118,8 @@ __all__ = [
     "parse_json",
     "run_step",
     "run_step_sync",
+    "search",
+    "search_sync",
     "stable_digest",
     "weighted",
 ]

@@ -28,8 +28,10 @@ def test_version_prints_the_package_version() -> None:
 
 def test_ask_json_prints_one_object_with_the_contract_fields(tmp_path: Path) -> None:
     spec = _answers(tmp_path, '{"colours": ["red", "yellow", "blue"]}')
-    result = runner.invoke(app, ["ask", "List three primary colours", "--schema", str(SCHEMA),
-                                 "--model", spec, "--json"])
+    result = runner.invoke(
+        app,
+        ["ask", "List three primary colours", "--schema", str(SCHEMA), "--model", spec, "--json"],
+    )
     assert result.exit_code == 0, result.stderr
     payload = json.loads(result.stdout)
     assert payload["ok"] is True
@@ -41,8 +43,10 @@ def test_ask_json_prints_one_object_with_the_contract_fields(tmp_path: Path) -> 
 
 def test_ask_retries_with_feedback_and_reports_it(tmp_path: Path) -> None:
     spec = _answers(tmp_path, "not json at all", '{"colours": ["red", "yellow", "blue"]}')
-    result = runner.invoke(app, ["ask", "List three primary colours", "--schema", str(SCHEMA),
-                                 "--model", spec, "--json"])
+    result = runner.invoke(
+        app,
+        ["ask", "List three primary colours", "--schema", str(SCHEMA), "--model", spec, "--json"],
+    )
     payload = json.loads(result.stdout)
     assert payload["ok"] is True and payload["attempts"] == 2
     assert "not parseable as JSON" in payload["feedback"][0]
@@ -52,8 +56,9 @@ def test_ask_retries_with_feedback_and_reports_it(tmp_path: Path) -> None:
 
 def test_ask_exhausted_retries_exit_1_with_evidence(tmp_path: Path) -> None:
     spec = _answers(tmp_path, '{"colours": []}')
-    result = runner.invoke(app, ["ask", "colours", "--schema", str(SCHEMA), "--model", spec,
-                                 "--rmax", "2", "--json"])
+    result = runner.invoke(
+        app, ["ask", "colours", "--schema", str(SCHEMA), "--model", spec, "--rmax", "2", "--json"]
+    )
     assert result.exit_code == 1
     payload = json.loads(result.stdout)
     assert payload["ok"] is False
@@ -71,8 +76,9 @@ def test_ask_with_a_broken_schema_file_is_a_usage_error(
 ) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text(content)
-    result = runner.invoke(app, ["ask", "x", "--schema", str(bad), "--json",
-                                 "--model", _answers(tmp_path, "{}")])
+    result = runner.invoke(
+        app, ["ask", "x", "--schema", str(bad), "--json", "--model", _answers(tmp_path, "{}")]
+    )
     assert result.exit_code == 2
     assert message in json.loads(result.stdout)["error"]
 
@@ -85,8 +91,22 @@ def test_ask_with_an_unknown_model_spec_names_the_valid_forms() -> None:
 
 def test_ask_budget_calls_stops_before_paying_more(tmp_path: Path) -> None:
     spec = _answers(tmp_path, "nope")
-    result = runner.invoke(app, ["ask", "x", "--schema", str(SCHEMA), "--model", spec,
-                                 "--rmax", "5", "--budget-calls", "2", "--json"])
+    result = runner.invoke(
+        app,
+        [
+            "ask",
+            "x",
+            "--schema",
+            str(SCHEMA),
+            "--model",
+            spec,
+            "--rmax",
+            "5",
+            "--budget-calls",
+            "2",
+            "--json",
+        ],
+    )
     payload = json.loads(result.stdout)
     assert payload["ok"] is False
     assert payload["usage"]["calls"] == 2
@@ -96,8 +116,9 @@ def test_ask_budget_calls_stops_before_paying_more(tmp_path: Path) -> None:
 def test_ask_writes_the_event_trace(tmp_path: Path) -> None:
     trace = tmp_path / "trace.jsonl"
     spec = _answers(tmp_path, '{"colours": ["red", "yellow", "blue"]}')
-    runner.invoke(app, ["ask", "c", "--schema", str(SCHEMA), "--model", spec, "--trace",
-                        str(trace)])
+    runner.invoke(
+        app, ["ask", "c", "--schema", str(SCHEMA), "--model", spec, "--trace", str(trace)]
+    )
     kinds = [json.loads(line)["kind"] for line in trace.read_text().splitlines()]
     assert "model_call" in kinds and "guard_verdict" in kinds and "budget_reserve" in kinds
 

@@ -98,7 +98,7 @@ class Composite:
         if self.mode == "all":
             passed, score = not failed, (0.0 if vetoed else mean)
         elif self.mode == "any":
-            passed = len(failed) < len(results)
+            passed = not vetoed and len(failed) < len(results)
             score = 0.0 if vetoed else max(_score(r) for _, r in results)
             if passed:
                 feedback, fatal = "", False

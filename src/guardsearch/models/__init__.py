@@ -1,4 +1,4 @@
-"""Model protocol and backends: llama.cpp (embedded default), OpenAI-compatible, scripted, replay."""
+"""Model protocol and backends: llama.cpp (embedded), OpenAI-compatible, scripted, replay."""
 
 from guardsearch.models.base import (
     Model,

@@ -61,13 +61,14 @@ class Metered:
         started = time.perf_counter()
         try:
             completion = await self.model.complete(request)
-        except Exception as exc:
-            # A failed call may still have been paid for; count the call, no tokens.
+        except BaseException as exc:
+            # A failed (or cancelled) call may still have been paid for; count the call,
+            # no tokens. Cancellation too must close the reservation, or it leaks.
             self.budget.reconcile(reservation, Usage(calls=1))
             self.trace.emit(
                 "model_error", step=step, node=node, error=str(exc), error_type=type(exc).__name__
             )
-            if isinstance(exc, GuardsearchError):
+            if isinstance(exc, GuardsearchError) or not isinstance(exc, Exception):
                 raise
             raise ModelError(f"{self.model.name}: {exc}") from exc
         wall = time.perf_counter() - started

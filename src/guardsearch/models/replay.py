@@ -17,6 +17,7 @@ from guardsearch.core.errors import ConfigError, ReplayMiss
 from guardsearch.core.messages import Completion, ModelRequest
 from guardsearch.core.usage import Usage
 from guardsearch.models.base import Model
+from guardsearch.store.jsonl import cut_torn_tail, json_line, jsonl_lines
 
 
 def _completion_to_dict(c: Completion) -> dict[str, Any]:
@@ -50,7 +51,7 @@ def load_log(path: Path) -> dict[str, Completion]:
     answers: dict[str, Completion] = {}
     if not path.exists():
         return answers
-    lines = path.read_text(encoding="utf-8").splitlines()
+    lines = jsonl_lines(path)
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -78,6 +79,8 @@ class ReplayModel:
     def __post_init__(self) -> None:
         self.path = Path(self.path)
         self._answers = load_log(self.path)
+        if self.inner is not None:
+            cut_torn_tail(self.path)  # new records must not be glued onto a torn one
         if self.inner is None and not self._answers and not self.path.exists():
             raise ConfigError(f"replay log {self.path} does not exist")
         if not self.name:
@@ -114,6 +117,6 @@ class ReplayModel:
         }
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.path.open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+            fh.write(json_line(record))
             fh.flush()
             os.fsync(fh.fileno())

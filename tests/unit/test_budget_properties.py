@@ -1,0 +1,198 @@
+"""Budget properties: whatever the order of reserve / reconcile / release, limits hold.
+
+Costs are multiples of 1/64 dollar so float sums are exact and the reference ledger
+below can use integers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from guardsearch import (
+    Budget,
+    BudgetExceeded,
+    Message,
+    Metered,
+    ModelRequest,
+    ScriptedModel,
+    Usage,
+    max_calls,
+    max_cost,
+    max_tokens,
+)
+from guardsearch.core import Limit, Reservation
+
+COST_UNIT = 1 / 64  # dollars; every cost here is a whole number of these
+
+
+@dataclass(frozen=True)
+class Limits:
+    calls: int | None
+    tokens: int | None
+    cost64: int | None
+
+    def build(self) -> Limit | None:
+        parts: list[Limit] = []
+        if self.calls is not None:
+            parts.append(max_calls(self.calls))
+        if self.tokens is not None:
+            parts.append(max_tokens(self.tokens))
+        if self.cost64 is not None:
+            parts.append(max_cost(self.cost64 * COST_UNIT))
+        if not parts:
+            return None
+        limit = parts[0]
+        for part in parts[1:]:
+            limit = limit | part
+        return limit
+
+    def holds(self, usage: Usage) -> bool:
+        return (
+            (self.calls is None or usage.calls <= self.calls)
+            and (self.tokens is None or usage.total_tokens <= self.tokens)
+            and (self.cost64 is None or usage.cost <= self.cost64 * COST_UNIT)
+        )
+
+
+limits_strategy = st.builds(
+    Limits,
+    calls=st.none() | st.integers(0, 12),
+    tokens=st.none() | st.integers(0, 1500),
+    cost64=st.none() | st.integers(0, 200),
+)
+
+
+def usage_of(calls: int, prompt: int, completion: int, cost64: int) -> Usage:
+    return Usage(
+        calls=calls, prompt_tokens=prompt, completion_tokens=completion, cost=cost64 * COST_UNIT
+    )
+
+
+Estimate = tuple[int, int, int, int]  # calls, prompt tokens, completion tokens, cost in 64ths
+
+estimates = st.tuples(
+    st.integers(0, 2), st.integers(0, 300), st.integers(0, 300), st.integers(0, 40)
+)
+# reserve an estimate | reconcile the k-th open reservation using a fraction (per mille)
+# of each reserved component | release the k-th open reservation
+operations = st.lists(
+    st.one_of(
+        st.tuples(st.just("reserve"), estimates),
+        st.tuples(st.just("reconcile"), st.integers(0, 15), st.integers(0, 1000)),
+        st.tuples(st.just("release"), st.integers(0, 15)),
+    ),
+    max_size=20,
+)
+
+
+@dataclass
+class LedgerState:
+    """The ledger after one operation; for a reserve, whether it fit and whether it raised."""
+
+    used: Usage
+    reserved: Usage
+    fits: bool | None = None
+    raised: bool | None = None
+
+
+def _fits(limits: Limits, committed: list[int], est: Estimate) -> bool:
+    return (
+        (limits.calls is None or committed[0] + est[0] <= limits.calls)
+        and (
+            limits.tokens is None or committed[1] + committed[2] + est[1] + est[2] <= limits.tokens
+        )
+        and (limits.cost64 is None or committed[3] + est[3] <= limits.cost64)
+    )
+
+
+def run_ledger(limits: Limits, ops: list[tuple[Any, ...]]) -> list[LedgerState]:
+    """Apply `ops` to a Budget and to a reference ledger; actual never exceeds reserved."""
+    budget = Budget(limits.build())
+    open_: list[tuple[Reservation, Estimate]] = []
+    used = [0, 0, 0, 0]
+    reserved = [0, 0, 0, 0]
+    steps: list[LedgerState] = []
+    for op in ops:
+        step = LedgerState(used=budget.used, reserved=budget.reserved)
+        if op[0] == "reserve":
+            est: Estimate = op[1]
+            step.fits = _fits(limits, [u + r for u, r in zip(used, reserved, strict=True)], est)
+            try:
+                open_.append((budget.reserve(usage_of(*est)), est))
+            except BudgetExceeded as exc:
+                step.raised = True
+                assert exc.usage == budget.used
+            else:
+                step.raised = False
+                reserved = [r + e for r, e in zip(reserved, est, strict=True)]
+        elif open_:
+            reservation, est = open_.pop(op[1] % len(open_))
+            if op[0] == "reconcile":
+                actual = [e * op[2] // 1000 for e in est]
+                budget.reconcile(reservation, usage_of(*actual))
+            else:
+                actual = [0, 0, 0, 0]
+                budget.release(reservation)
+            reserved = [r - e for r, e in zip(reserved, est, strict=True)]
+            used = [u + a for u, a in zip(used, actual, strict=True)]
+        assert budget.used == usage_of(*used)
+        assert budget.reserved == usage_of(*reserved)
+        step.used, step.reserved = budget.used, budget.reserved
+        steps.append(step)
+    return steps
+
+
+@settings(max_examples=1000, deadline=None)
+@given(limits=limits_strategy, ops=operations)
+def test_no_sequence_of_reserve_reconcile_release_overruns_a_limit(
+    limits: Limits, ops: list[tuple[Any, ...]]
+) -> None:
+    """Neither used nor used + reserved ever exceeds a limit, because reserve raises
+    exactly when an estimate would not fit (and reconciled usage never exceeds it)."""
+    for step in run_ledger(limits, ops):
+        assert limits.holds(step.used)
+        assert limits.holds(step.used + step.reserved)
+        if step.fits is not None:
+            assert step.raised is not step.fits
+
+
+async def _metered_call(
+    messages: list[str], answer: str, wanted: int, token_limit: int | None
+) -> Metered:
+    model = ScriptedModel([answer])
+    budget = Budget(max_tokens(token_limit) if token_limit is not None else None)
+    metered = Metered(model, budget)
+    request = ModelRequest(messages=tuple(Message("user", m) for m in messages), max_tokens=wanted)
+    try:
+        await metered.complete(request)
+    except BudgetExceeded:
+        assert model.calls == 0
+    return metered
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    messages=st.lists(st.text(max_size=200), min_size=1, max_size=3),
+    answer=st.text(max_size=400),
+    wanted=st.integers(1, 120),
+    token_limit=st.none() | st.integers(0, 300),
+)
+def test_metered_reservations_for_a_scripted_model_cover_the_actual_usage(
+    messages: list[str], answer: str, wanted: int, token_limit: int | None
+) -> None:
+    metered = asyncio.run(_metered_call(messages, answer, wanted, token_limit))
+    budget = metered.budget
+    assert budget.overrun == Usage()
+    assert budget.reserved == Usage()
+    for reserve, call in zip(
+        metered.trace.of_kind("budget_reserve"), metered.trace.of_kind("model_call"), strict=True
+    ):
+        assert call.data["prompt_tokens"] <= reserve.data["prompt_tokens"]
+        assert call.data["completion_tokens"] <= reserve.data["completion_tokens"]
+    if token_limit is not None:
+        assert budget.used.total_tokens <= token_limit
