@@ -1,0 +1,1 @@
+"""Ready solvers built on the search layer: mostly configuration (spaces, prompts, guards)."""

@@ -1,0 +1,30 @@
+"""The Game of 24: make 24 from four numbers with + - * / (Tree of Thoughts' benchmark).
+
+from guardsearch.apps.game24 import solve_game24_sync
+solve_game24_sync("4 5 6 10", strategy="astar", model="embedded")
+"""
+
+from guardsearch.apps.game24.arith import check_answer, parse_numbers, solvable
+from guardsearch.apps.game24.solve import (
+    DEFAULT_BUDGET_CALLS,
+    DEFAULT_STRATEGY,
+    Puzzle,
+    puzzles,
+    solve_game24,
+    solve_game24_sync,
+)
+from guardsearch.apps.game24.space import Game24Space, step_schema
+
+__all__ = [
+    "DEFAULT_BUDGET_CALLS",
+    "DEFAULT_STRATEGY",
+    "Game24Space",
+    "Puzzle",
+    "check_answer",
+    "parse_numbers",
+    "puzzles",
+    "solvable",
+    "solve_game24",
+    "solve_game24_sync",
+    "step_schema",
+]

@@ -1,0 +1,176 @@
+"""Exact arithmetic for the Game of 24: numbers, steps, expressions (Fractions only).
+
+`apply_step` is the objective check of one step; `check_answer` verifies a final
+expression (each input number exactly once, value exactly 24). `solvable` is an
+exhaustive solver used *only as the scoring oracle* (benchmarks, tests): no search
+method consults it for guidance.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+TARGET = Fraction(24)
+OPS = ("+", "-", "*", "/")
+
+
+class StepError(ValueError):
+    """A step that breaks the rules; the message is feedback for the model."""
+
+
+def parse_number(text: str) -> Fraction:
+    """'4', '-3', '2/3', '1.5' -> Fraction; raises StepError otherwise."""
+    try:
+        return Fraction(text.strip())
+    except (ValueError, ZeroDivisionError) as exc:
+        raise StepError(f"{text!r} is not a number") from exc
+
+
+def show(x: Fraction) -> str:
+    """A number the way the prompts write it: '4', '-3', '2/3'."""
+    return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
+
+
+def parse_numbers(text: str) -> tuple[Fraction, ...]:
+    """'4 5 6 10' (spaces or commas) -> numbers."""
+    parts = text.replace(",", " ").split()
+    if not parts:
+        raise StepError("no numbers given")
+    return tuple(parse_number(p) for p in parts)
+
+
+def calc(a: Fraction, op: str, b: Fraction) -> Fraction:
+    if op == "+":
+        return a + b
+    if op == "-":
+        return a - b
+    if op == "*":
+        return a * b
+    if op == "/":
+        if b == 0:
+            raise StepError("division by zero")
+        return a / b
+    raise StepError(f"unknown operator {op!r}; use + - * /")
+
+
+@dataclass(frozen=True)
+class Item:
+    """A number still available, with the expression that made it from the inputs."""
+
+    value: Fraction
+    expr: str
+
+
+def left_after(items: Sequence[Item], a: Fraction, b: Fraction) -> tuple[list[Item], Item, Item]:
+    """Remove one `a` and one `b` from `items`; StepError if they are not available."""
+    rest = list(items)
+    taken: list[Item] = []
+    have = " ".join(show(it.value) for it in items)
+    for want in (a, b):
+        index = next((i for i, it in enumerate(rest) if it.value == want), None)
+        if index is None:
+            if any(it.value == want for it in items):
+                raise StepError(
+                    f"uses {show(want)} twice but only one {show(want)} is left ({have})"
+                )
+            raise StepError(f"{show(want)} is not among the numbers left ({have})")
+        taken.append(rest.pop(index))
+    return rest, taken[0], taken[1]
+
+
+def apply_step(items: Sequence[Item], a: Fraction, op: str, b: Fraction) -> list[Item]:
+    """The numbers left after `a op b`, the result appended; StepError if invalid."""
+    rest, ia, ib = left_after(items, a, b)
+    value = calc(a, op, b)
+    return [*rest, Item(value, f"({ia.expr} {op} {ib.expr})")]
+
+
+def sort_items(items: Iterable[Item]) -> list[Item]:
+    return sorted(items, key=lambda it: (it.value, it.expr))
+
+
+def strip_parens(expr: str) -> str:
+    if expr.startswith("(") and expr.endswith(")"):
+        depth = 0
+        for i, ch in enumerate(expr):
+            depth += ch == "("
+            depth -= ch == ")"
+            if depth == 0 and i < len(expr) - 1:
+                return expr
+        return expr[1:-1]
+    return expr
+
+
+_BINOPS: dict[type[ast.operator], str] = {
+    ast.Add: "+",
+    ast.Sub: "-",
+    ast.Mult: "*",
+    ast.Div: "/",
+}
+
+
+def evaluate(expr: str) -> tuple[Fraction, list[Fraction]]:
+    """Value of an arithmetic expression (exact) and the numbers it uses, in order."""
+    try:
+        tree = ast.parse(expr.replace("×", "*").replace("÷", "/"), mode="eval")
+    except SyntaxError as exc:
+        raise StepError(f"not an arithmetic expression: {expr!r}") from exc
+    used: list[Fraction] = []
+
+    def walk(node: ast.AST) -> Fraction:
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+            return calc(walk(node.left), _BINOPS[type(node.op)], walk(node.right))
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, int)
+            and not isinstance(node.value, bool)
+        ):
+            used.append(Fraction(node.value))
+            return Fraction(node.value)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -walk(node.operand)
+        raise StepError(f"only numbers and + - * / are allowed, got {ast.dump(node)[:40]}")
+
+    return walk(tree.body), used
+
+
+def check_answer(numbers: Sequence[Fraction], expr: str) -> str | None:
+    """None if `expr` uses each input exactly once and equals 24; else why not."""
+    try:
+        value, used = evaluate(expr)
+    except StepError as exc:
+        return str(exc)
+    if Counter(used) != Counter(numbers):
+        want = " ".join(show(n) for n in numbers)
+        got = " ".join(show(n) for n in used)
+        return f"must use each of {want} exactly once, uses {got}"
+    if value != TARGET:
+        return f"{expr} = {show(value)}, not 24"
+    return None
+
+
+def solvable(numbers: Sequence[Fraction]) -> str | None:
+    """SCORING ORACLE ONLY: an expression reaching 24, by exhaustive search, or None."""
+    items = [Item(n, show(n)) for n in numbers]
+
+    def go(items: list[Item]) -> str | None:
+        if len(items) == 1:
+            return strip_parens(items[0].expr) if items[0].value == TARGET else None
+        for i, j in itertools.permutations(range(len(items)), 2):
+            rest = [it for k, it in enumerate(items) if k not in (i, j)]
+            for op in OPS:
+                try:
+                    value = calc(items[i].value, op, items[j].value)
+                except StepError:
+                    continue
+                found = go([*rest, Item(value, f"({items[i].expr} {op} {items[j].expr})")])
+                if found:
+                    return found
+        return None
+
+    return go(items)

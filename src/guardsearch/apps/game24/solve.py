@@ -1,0 +1,131 @@
+"""solve_game24: the Game of 24 from the Python API (the CLI's `solve game24` wraps it)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import time
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from guardsearch.apps.game24.arith import StepError, check_answer, parse_numbers
+from guardsearch.apps.game24.space import Game24Space
+from guardsearch.core.budget import Budget, Limit, deadline, max_calls, max_tokens
+from guardsearch.core.errors import ConfigError
+from guardsearch.core.events import Trace
+from guardsearch.models.base import Model
+from guardsearch.models.metered import Metered
+from guardsearch.models.spec import model_from_spec
+from guardsearch.search.expand import Checkpoint
+from guardsearch.search.run import search
+from guardsearch.sync import run_sync
+
+DEFAULT_STRATEGY = "astar"
+DEFAULT_BUDGET_CALLS = 40
+
+
+@dataclass(frozen=True)
+class Puzzle:
+    """One row of the Tree of Thoughts data set (rank 1 = solved fastest by people)."""
+
+    rank: int
+    numbers: str
+    solved_rate: float
+
+
+def puzzles() -> list[Puzzle]:
+    """The 1,362 puzzles shipped with the package (MIT, Tree of Thoughts; see data/)."""
+    text = resources.files("guardsearch.apps.game24").joinpath("data/24.csv").read_text("utf-8")
+    rows = csv.DictReader(io.StringIO(text))
+    return [
+        Puzzle(
+            rank=int(r["Rank"]),
+            numbers=r["Puzzles"],
+            solved_rate=float(r["Solved rate"].rstrip("%")) / 100,
+        )
+        for r in rows
+    ]
+
+
+def _budget(calls: int | None, tokens: int | None, seconds: float | None) -> Budget:
+    limits: list[Limit] = []
+    if calls is not None:
+        limits.append(max_calls(calls))
+    if tokens is not None:
+        limits.append(max_tokens(tokens))
+    if seconds is not None:
+        limits.append(deadline(seconds))
+    if not limits:
+        return Budget()
+    combined = limits[0]
+    for extra in limits[1:]:
+        combined = combined | extra
+    return Budget(combined)
+
+
+async def solve_game24(
+    numbers: str,
+    *,
+    strategy: str = DEFAULT_STRATEGY,
+    model: Model | Metered | str | None = None,
+    budget_calls: int | None = DEFAULT_BUDGET_CALLS,
+    budget_tokens: int | None = None,
+    seconds: float | None = None,
+    value: bool = False,
+    constrained: bool = True,
+    trace: Trace | None = None,
+    on_expansion: Checkpoint | None = None,
+    **options: Any,
+) -> dict[str, Any]:
+    """Solve one puzzle ("4 5 6 10") with a search strategy; returns a JSON-ready dict.
+
+    Keys: `succeeded`, `answer` (an expression using each input exactly once that
+    equals 24, or None), `numbers`, `strategy`, `termination`, `calls`, `tokens`,
+    `expansions`, `nodes`, `seconds`, `model`, `path` (the steps, `a op b = c (left: ...)`).
+    `model` is a Model, a Metered, a spec string, or None for the default spec.
+    `options` go to `search` (e.g. `width=5`, `samples=2`, `temperature=0.7`).
+    """
+    try:
+        values = parse_numbers(numbers)
+    except StepError as exc:
+        raise ConfigError(f"Game of 24 needs numbers like '4 5 6 10': {exc}") from exc
+    if not 2 <= len(values) <= 6:
+        raise ConfigError(f"Game of 24 takes 2 to 6 numbers, got {len(values)}")
+    the_model = model_from_spec(model) if model is None or isinstance(model, str) else model
+    space = Game24Space(numbers=values, value=value, constrained=constrained)
+    budget = (
+        None if isinstance(the_model, Metered) else _budget(budget_calls, budget_tokens, seconds)
+    )
+    if strategy == "dfs":
+        options.setdefault("prefer_siblings", True)
+    started = time.perf_counter()
+    result = await search(
+        space,
+        strategy,
+        model=the_model,
+        budget=budget,
+        trace=None if isinstance(the_model, Metered) else trace,
+        on_expansion=on_expansion,
+        **options,
+    )
+    answer = result.answer if result.succeeded else None
+    if answer is not None and check_answer(values, answer) is not None:  # pragma: no cover
+        raise AssertionError(f"a goal failed the final check: {answer}")
+    return {
+        "succeeded": result.succeeded,
+        "answer": answer,
+        "numbers": numbers,
+        "strategy": result.strategy,
+        "termination": result.termination,
+        "calls": result.calls,
+        "tokens": result.tokens,
+        "expansions": result.expansions,
+        "nodes": len(result.tree),
+        "seconds": round(time.perf_counter() - started, 3),
+        "model": the_model.name,
+        "path": [n.text for n in result.path[1:]],
+    }
+
+
+solve_game24_sync = run_sync(solve_game24)

@@ -1,0 +1,88 @@
+"""`guardsearch solve PROBLEM ...`: packaged search problems from the command line."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from guardsearch.cli.output import err, exit_for, fail, out, print_json, progress_printer
+from guardsearch.core.errors import GuardsearchError
+from guardsearch.core.events import Trace
+from guardsearch.search.strategies import strategy_names
+from guardsearch.store.jsonl import JsonlSink
+
+solve_app = typer.Typer(
+    help="Solve a packaged search problem with any strategy.", no_args_is_help=True
+)
+
+
+@solve_app.command("game24")
+def game24(
+    numbers: Annotated[str, typer.Argument(help='The puzzle, e.g. "4 5 6 10".')],
+    strategy: Annotated[
+        str, typer.Option(help=f"Search strategy: {' | '.join(strategy_names())}.")
+    ] = "astar",
+    model: Annotated[str | None, typer.Option(help="Model spec (default: embedded).")] = None,
+    budget_calls: Annotated[int, typer.Option(min=1, help="Cap on model calls.")] = 40,
+    budget_tokens: Annotated[int | None, typer.Option(min=1, help="Cap on tokens.")] = None,
+    seconds: Annotated[float | None, typer.Option(help="Wall-clock deadline.")] = None,
+    value: Annotated[
+        bool, typer.Option(help="Add the LLM value evaluator (sure/likely/impossible) to h.")
+    ] = False,
+    width: Annotated[int | None, typer.Option(min=1, help="Beam width (beam/bfs/astar).")] = None,
+    trace: Annotated[Path | None, typer.Option(help="Append the event trace (JSONL).")] = None,
+    quiet: Annotated[bool, typer.Option(help="No progress on stderr.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Game of 24: combine the numbers with + - * / to reach 24, each used once."""
+    from guardsearch.apps.game24 import solve_game24
+
+    if strategy not in strategy_names():
+        fail(
+            f"unknown strategy {strategy!r}; choose one of {', '.join(strategy_names())}",
+            as_json=as_json,
+        )
+    events = Trace()
+    events.subscribe(progress_printer(quiet))
+    sink = JsonlSink(trace) if trace else None
+    if sink:
+        events.subscribe(sink)
+    options: dict[str, Any] = {}
+    if width is not None:
+        options["width"] = width
+    try:
+        result = asyncio.run(
+            solve_game24(
+                numbers,
+                strategy=strategy,
+                model=model,
+                budget_calls=budget_calls,
+                budget_tokens=budget_tokens,
+                seconds=seconds,
+                value=value,
+                trace=events,
+                **options,
+            )
+        )
+    except GuardsearchError as exc:
+        fail(str(exc), exit_for(exc), as_json=as_json)
+    finally:
+        if sink:
+            sink.close()
+    if as_json:
+        print_json(result)
+    elif result["succeeded"]:
+        out.print(f"{result['answer']} = 24")
+        for line in result["path"]:
+            err.print(f"[dim]  {line}[/dim]")
+    else:
+        err.print(f"[red]not solved:[/red] {result['termination']}")
+    if not quiet:
+        err.print(
+            f"[dim]{result['strategy']}: {result['calls']} calls, {result['tokens']} tokens, "
+            f"{result['seconds']:.1f}s, termination {result['termination']}[/dim]"
+        )
+    raise typer.Exit(0 if result["succeeded"] else 1)

@@ -1,0 +1,370 @@
+"""The one expansion engine every strategy uses, with the safeguards always on.
+
+`Engine.expand(node)` is the only place a proposer is called and a candidate judged:
+
+1. **Budget first**: the whole expansion must fit the budget (`samples` calls), or
+   `BudgetExceeded` is raised before anything is spent; each call then goes
+   reserve -> execute -> reconcile through `Metered`.
+2. **Goal pinning**: prompts are rendered from the node's Context, whose first line
+   is always "Primary objective: ..." (proposer and model-backed evaluators alike).
+3. **Determinism**: temperature 0 unless asked; sample i of an expansion uses seed
+   `seed + i`, so diversity comes from explicit seeds and every run replays.
+4. **Dedup**: each candidate's state key is looked up in the closed set; a duplicate
+   is dropped before any evaluation (no model call) with a `candidate_dropped` event.
+5. **Pre-filter**: unparseable candidates and the space's cheap objective checks are
+   settled before any model-backed evaluation; a failed hard check gives h = inf.
+6. **Repair**: a failed verdict that carries a JSON Patch is applied and re-judged
+   instead of regenerating; the repair is kept only if it passes.
+7. **Path summary**: a child's context keeps earlier results under a token cap.
+8. **Events**: every expansion, verdict, drop and repair is an Event in the trace.
+
+Strategies only decide *which* node to expand next and what to do with the result.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from guardsearch.core.context import Context
+from guardsearch.core.errors import BudgetExceeded, ConfigError
+from guardsearch.core.events import Trace
+from guardsearch.core.guard_result import GuardResult
+from guardsearch.core.usage import Usage
+from guardsearch.guards.diff import apply_patch
+from guardsearch.models.metered import Metered
+from guardsearch.search.node import INF, Node, NodeStatus, SearchTree
+from guardsearch.search.space import Proposal, SearchSpace
+from guardsearch.search.state import SearchState
+from guardsearch.search.summary import Summarizer, summarize_path
+
+Checkpoint = Callable[[SearchState], "Awaitable[None] | None"]
+StopSignal = Callable[[], bool]
+
+
+@dataclass(frozen=True, kw_only=True)
+class EngineOptions:
+    """Options every strategy accepts (passed as keywords to `search`)."""
+
+    samples: int = 1
+    temperature: float = 0.0
+    seed: int = 0
+    path_token_cap: int = 2000
+    summarizer: Summarizer | None = None
+    max_expansions: int | None = None
+    should_stop: StopSignal | None = None
+
+    def __post_init__(self) -> None:
+        if self.samples < 1:
+            raise ConfigError(f"samples must be >= 1, got {self.samples}")
+        if self.temperature < 0:
+            raise ConfigError(f"temperature must be >= 0, got {self.temperature}")
+        if self.path_token_cap < 16:
+            raise ConfigError(f"path_token_cap must be >= 16, got {self.path_token_cap}")
+        if self.max_expansions is not None and self.max_expansions < 0:
+            raise ConfigError(f"max_expansions must be >= 0, got {self.max_expansions}")
+
+
+@dataclass(kw_only=True)
+class Expansion:
+    """What one expansion produced: new (judged) children and dropped duplicates."""
+
+    node: str
+    children: list[Node] = field(default_factory=list)
+    duplicates: list[str] = field(default_factory=list)  # ids of the nodes they repeat
+    calls: int = 0
+
+    @property
+    def viable(self) -> list[Node]:
+        return [c for c in self.children if c.viable]
+
+
+def _h(verdict: GuardResult) -> float:
+    if verdict.fatal or verdict.hard_failed:
+        return INF
+    score = verdict.score if verdict.score is not None else (1.0 if verdict.passed else 0.0)
+    return 1.0 - score
+
+
+def order_key(node: Node) -> tuple[float, int]:
+    """Best first: lowest h, then creation order."""
+    return (node.h, int(node.id[1:]) if node.id[1:].isdigit() else 0)
+
+
+class Engine:
+    """Expands nodes of one search over one space, booking everything in one state."""
+
+    def __init__(
+        self,
+        space: SearchSpace,
+        metered: Metered,
+        state: SearchState,
+        options: EngineOptions,
+    ) -> None:
+        self.space = space
+        self.metered = metered
+        self.state = state
+        self.options = options
+        self.summarize: Summarizer = options.summarizer or summarize_path
+
+    @property
+    def trace(self) -> Trace:
+        return self.metered.trace
+
+    @property
+    def tree(self) -> SearchTree:
+        return self.state.tree
+
+    # -- node bookkeeping (every change marks the node for incremental saves) ----------
+
+    def node(self, ident: str) -> Node:
+        return self.state.tree[ident]
+
+    def set_status(self, node: Node, status: NodeStatus) -> None:
+        node.status = status
+        self.state.touch(node)
+
+    def add_feedback(self, node: Node, feedback: str) -> None:
+        """Put `feedback` in the retry channel of `node`'s next expansion."""
+        node.feedback.append(feedback)
+        self.state.touch(node)
+
+    def clear_feedback(self, node: Node) -> None:
+        node.feedback.clear()
+        self.state.touch(node)
+
+    def amend(self, node: Node, *, failure: str) -> None:
+        """Amend `node`'s context with a downstream failure (the backtrack channel)."""
+        node.context = node.context.amend(failure=failure)
+        self.state.touch(node)
+
+    def generation_context(self, node: Node) -> Context:
+        """The context `node`'s children are generated from: its own + its retry feedback."""
+        ctx = node.context
+        for text in node.feedback:
+            ctx = ctx.amend(feedback=text)
+        return ctx
+
+    def viable_children(self, node: Node) -> list[Node]:
+        """Children that passed their guard and are not yet used up, best first."""
+        kids = [c for c in self.state.tree.children(node.id) if c.status in ("open", "goal")]
+        return sorted(kids, key=order_key)
+
+    def failure_of(self, expansion: Expansion) -> GuardResult:
+        """The verdict that explains why an expansion gave nothing to build on."""
+        failed = [c for c in expansion.children if c.verdict is not None and not c.viable]
+        if failed:
+            best = min(failed, key=order_key)
+            assert best.verdict is not None
+            return best.verdict
+        repeats = [self.node(i) for i in expansion.duplicates]
+        known = [n.verdict for n in repeats if n.verdict is not None and not n.verdict.passed]
+        if known:
+            return known[0]
+        if repeats:
+            shown = "; ".join(n.preview(60) for n in repeats[:3])
+            return GuardResult.fail(
+                f"no new candidates: every proposal repeats an earlier one ({shown})", "dedup"
+            )
+        return GuardResult.fail("no candidates: the answer held nothing usable", "parse")
+
+    def summary_for(self, failed_level: str, verdict: GuardResult, path: list[Node]) -> str:
+        """The space's failure summary (default: seed 000 §6, previews of <= 200 chars)."""
+        return self.space.failure_summary(failed_level, verdict, path)
+
+    # -- budget -------------------------------------------------------------------------
+
+    def reserve_expansion(self) -> None:
+        """Raise BudgetExceeded unless a whole expansion fits (checked before any call)."""
+        limit = self.options.max_expansions
+        if limit is not None and self.state.expansions >= limit:
+            self.trace.emit("budget_exceeded", reason=f"max_expansions {limit} reached")
+            raise BudgetExceeded(
+                f"max_expansions {limit} reached", self.metered.usage, "max_expansions"
+            )
+        reason = self.metered.budget.violation(Usage(calls=self.options.samples))
+        if reason:
+            self.trace.emit("budget_exceeded", reason=reason, used=self.metered.usage.as_dict())
+            raise BudgetExceeded(reason, self.metered.usage, self.metered.budget.describe())
+
+    # -- the expansion ------------------------------------------------------------------
+
+    async def expand(self, node: Node, *, seed_offset: int = 0) -> Expansion:
+        """Ask the proposer for `node`'s children (`samples` calls) and judge each once.
+
+        Sample i uses seed `seed + seed_offset + i` (consensus gives each candidate its
+        own offset, so diversity comes only from explicit seeds).
+        """
+        self.reserve_expansion()
+        level = self.space.level(node.depth)
+        ctx = self.generation_context(node)
+        attempt = node.expansions + 1
+        self.trace.emit(
+            "expansion",
+            step=level,
+            node=node.id,
+            phase="start",
+            depth=node.depth,
+            attempt=attempt,
+            feedback=len(node.feedback),
+        )
+        out = Expansion(node=node.id)
+        # Closed-set entries of this expansion, kept only if it completes.
+        staged: dict[str, str] = {}
+        for i in range(self.options.samples):
+            seed = self.options.seed + seed_offset + i
+            request = self.space.request(node, ctx, seed=seed, temperature=self.options.temperature)
+            completion = await self.metered.complete(request, step=level, node=node.id)
+            out.calls += 1
+            for proposal in self.space.parse(node, completion.text):
+                child = await self._admit(node, proposal, staged, seed=seed, attempt=attempt)
+                if isinstance(child, Node):
+                    out.children.append(child)
+                else:
+                    out.duplicates.append(child)
+        # Commit: an expansion cut short (budget, cancellation) leaves no trace in the
+        # tree, so resuming repeats it whole instead of seeing its half as duplicates.
+        self.state.closed.update(staged)
+        for child in out.children:
+            self.state.tree.add(child)
+            self.state.touch(child)
+        node.expansions += 1
+        if node.status == "open":
+            node.status = "expanded"
+        self.state.touch(node)
+        self.state.expansions += 1
+        self.trace.emit(
+            "expansion",
+            step=level,
+            node=node.id,
+            phase="end",
+            children=[c.id for c in out.children],
+            viable=len(out.viable),
+            dropped=len(out.duplicates),
+            calls=out.calls,
+        )
+        return out
+
+    async def _admit(
+        self,
+        parent: Node,
+        proposal: Proposal,
+        staged: dict[str, str],
+        *,
+        seed: int,
+        attempt: int,
+    ) -> Node | str:
+        """Dedup, pre-filter and evaluate one candidate; for a duplicate, the original's id."""
+        key = proposal.key or self.space.key(parent, proposal)
+        original = self.state.closed.get(key) or staged.get(key)
+        level = self.space.level(parent.depth)
+        if original is not None:
+            self.trace.emit(
+                "candidate_dropped",
+                step=level,
+                node=parent.id,
+                reason="duplicate",
+                duplicate_of=original,
+                text=proposal.text[:200],
+            )
+            return original
+        ident = self.state.tree.new_id()
+        staged[key] = ident
+        # Judged in the parent's own context: the objective is pinned, but the retry
+        # feedback that shaped the proposal is not the judge's business.
+        ctx = parent.context
+        verdict, proposal, stage = await self._judge(parent, ctx, proposal)
+        if not verdict.passed and verdict.patch and not verdict.fatal:
+            repaired = await self._repair(parent, ctx, proposal, verdict, ident)
+            if repaired is not None:
+                proposal, verdict = repaired
+                stage = "repaired"
+        child = Node(
+            id=ident,
+            parent=parent.id,
+            depth=parent.depth + 1,
+            state=proposal.state,
+            key=key,
+            context=parent.context,
+            step=level,
+            text=proposal.text,
+            value=proposal.value,
+            parse_error=proposal.parse_error,
+            verdict=verdict,
+            g=parent.g + 1.0,
+            # What fails the cheap objective pre-filter is pruned outright (h = inf).
+            h=INF if stage in ("unparseable", "prefilter") else _h(verdict),
+            status="open" if verdict.passed else "failed",
+            seed=seed,
+            attempt=attempt,
+        )
+        if verdict.passed:
+            child.context = self.summarize(
+                self.space.child_context(parent, parent.context, proposal),
+                self.options.path_token_cap,
+            )
+            if self.space.is_goal(child):
+                child.status = "goal"
+            elif self.space.is_terminal(child):
+                dead = GuardResult.fail(
+                    "dead end: a final state that is not a goal", "terminal", score=0.0
+                )
+                child.verdict, child.status, child.h = dead, "failed", INF
+        if stage in ("unparseable", "prefilter"):
+            self.trace.emit(
+                "candidate_dropped",
+                step=level,
+                node=ident,
+                reason=stage,
+                feedback=verdict.feedback,
+            )
+        self.trace.emit(
+            "guard_verdict",
+            step=level,
+            node=ident,
+            parent=parent.id,
+            stage=stage,
+            guard=verdict.guard,
+            passed=verdict.passed,
+            score=verdict.score,
+            fatal=verdict.fatal,
+            feedback=verdict.feedback,
+            h=None if math.isinf(child.h) else child.h,
+            status=child.status,
+        )
+        return child
+
+    async def _judge(
+        self, parent: Node, ctx: Context, proposal: Proposal
+    ) -> tuple[GuardResult, Proposal, str]:
+        if proposal.parse_error is not None:
+            return (
+                GuardResult.fail(proposal.parse_error, "parse", score=0.0),
+                proposal,
+                "unparseable",
+            )
+        pre = await self.space.prefilter(parent, proposal, ctx)
+        if pre is not None and not pre.passed:
+            return pre, proposal, "prefilter"
+        return await self.space.evaluate(parent, proposal, ctx), proposal, "evaluate"
+
+    async def _repair(
+        self, parent: Node, ctx: Context, proposal: Proposal, verdict: GuardResult, ident: str
+    ) -> tuple[Proposal, GuardResult] | None:
+        assert verdict.patch is not None
+        try:
+            value = apply_patch(proposal.value, verdict.patch)
+        except ValueError as exc:
+            self.trace.emit("note", node=ident, message=f"patch not applicable: {exc}")
+            return None
+        patched = self.space.patched(parent, proposal, value)
+        again, patched, _ = await self._judge(parent, ctx, patched)
+        self.trace.emit(
+            "patch_applied",
+            step=self.space.level(parent.depth),
+            node=ident,
+            passed=again.passed,
+            patch=list(verdict.patch),
+        )
+        return (patched, again) if again.passed else None

@@ -1,0 +1,178 @@
+"""The feedback heuristic of seed 000 §4: h(step, verdict, retries, history) -> depth.
+
+It reads a guard's feedback and says how far to backtrack: 0 = retry the same step
+with the feedback, d > 0 = go up d levels, -1 = give up the whole search. The
+default is the rule table of seed 000 §4.1 (`RuleHeuristic`); any callable
+`(Failure) -> int` (sync or async) can replace it, and `ModelHeuristic` asks the
+model when no rule matches (which spends budget).
+
+Seed 000 §4.1, row by row:
+
+| feedback contains                   | cause                          | depth |
+|-------------------------------------|--------------------------------|-------|
+| "not parseable" / "missing required field" | formatting error        | 0     |
+| "retry_budget <= 0"                 | invalid step structure         | 0     |
+| "not satisfiable"                   | missing context / wrong order  | 1     |
+| "unreachable"                       | plan doesn't solve the problem | 1     |
+| "exceeds r_max"                     | strategy overcommitted         | 1     |
+| "dead-end" and "no path"            | fundamental structural problem | 2     |
+| "max_explorations"                  | plan too complex to verify     | 1     |
+| the same feedback repeated          | misclassification upstream     | min(retries, 3) |
+
+Matching is case-insensitive (the seed's sketch compares "MAX_EXPLORATIONS" with
+lower-cased text, which never matches; we lower both). Formatting rules come before
+the repetition check, so a formatting error is always retried in place.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from guardsearch.core.context import Context
+from guardsearch.core.errors import ParseError
+from guardsearch.core.guard_result import GuardResult
+from guardsearch.core.messages import ModelRequest
+from guardsearch.guards.evaluator import resolve_model
+from guardsearch.guards.parse import parse_json
+from guardsearch.models.base import Model
+from guardsearch.models.metered import Metered
+from guardsearch.steps.prompt import PromptTemplate
+
+GIVE_UP = -1
+
+
+@dataclass(frozen=True, kw_only=True)
+class Failure:
+    """What the heuristic sees: which step failed, its verdict, and this visit's history."""
+
+    step: str
+    level: int
+    verdict: GuardResult
+    retry_count: int
+    history: tuple[str, ...] = ()
+    steps: tuple[str, ...] = ()
+    context: Context | None = None
+
+    @property
+    def feedback(self) -> str:
+        return self.verdict.feedback
+
+
+Heuristic = Callable[[Failure], "int | Awaitable[int]"]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """Feedback containing every one of `patterns` points `depth` levels up."""
+
+    patterns: tuple[str, ...]
+    depth: int
+    cause: str
+
+    def matches(self, feedback: str) -> bool:
+        text = feedback.lower()
+        return all(p.lower() in text for p in self.patterns)
+
+
+FORMAT_RULES: tuple[Rule, ...] = (
+    Rule(("not parseable",), 0, "formatting error"),
+    Rule(("missing required field",), 0, "formatting error"),
+    Rule(("retry_budget <= 0",), 0, "invalid step structure"),
+)
+RULES: tuple[Rule, ...] = (
+    Rule(("not satisfiable",), 1, "missing context or wrong step ordering"),
+    Rule(("unreachable",), 1, "plan doesn't solve the problem"),
+    Rule(("exceeds r_max",), 1, "strategy overcommitted"),
+    Rule(("max_explorations",), 1, "plan too complex to verify"),
+    Rule(("dead-end", "no path"), 2, "fundamental structural problem"),
+)
+
+
+def repeats(history: Sequence[str], feedback: str) -> int:
+    """How many times `feedback` occurs in `history` plus this once."""
+    return 1 + sum(1 for h in history if h == feedback)
+
+
+@dataclass(frozen=True)
+class RuleHeuristic:
+    """Seed 000's rule table, with escalation on repeated identical feedback."""
+
+    format_rules: tuple[Rule, ...] = FORMAT_RULES
+    rules: tuple[Rule, ...] = RULES
+    escalate_after: int = 2
+    max_escalation: int = 3
+    default: int = 0
+
+    def explain(self, failure: Failure) -> tuple[int, str]:
+        """The depth and the cause behind it."""
+        feedback = failure.feedback
+        for rule in self.format_rules:
+            if rule.matches(feedback):
+                return rule.depth, rule.cause
+        if repeats(failure.history, feedback) >= self.escalate_after:
+            return min(failure.retry_count, self.max_escalation), "repeated identical failures"
+        for rule in self.rules:
+            if rule.matches(feedback):
+                return rule.depth, rule.cause
+        return self.default, "no rule matched: retry in place"
+
+    def matched(self, failure: Failure) -> bool:
+        return not self.explain(failure)[1].startswith("no rule matched")
+
+    def __call__(self, failure: Failure) -> int:
+        return self.explain(failure)[0]
+
+
+@dataclass
+class ModelHeuristic:
+    """Asks the model which step caused a failure, when the rule table has no answer.
+
+    Each question is one (small, grammar-constrained) model call booked against the
+    search's budget: reserve it for expensive decisions, as seed 000 §4.2 advises.
+    """
+
+    model: Model | Metered | None = None
+    rules: RuleHeuristic = field(default_factory=RuleHeuristic)
+    only_unmatched: bool = True
+    max_tokens: int = 24
+    prompt: PromptTemplate | None = None
+
+    async def __call__(self, failure: Failure) -> int:
+        if self.only_unmatched and self.rules.matched(failure):
+            return self.rules(failure)
+        steps = failure.steps or (failure.step,)
+        metered = resolve_model(self.model, "ModelHeuristic")
+        template = self.prompt or PromptTemplate.packaged("search_backtrack")
+        context = failure.context or Context(objective="Find the cause of a failed step")
+        messages = template.render(
+            context,
+            failed_step=failure.step,
+            steps=list(steps),
+            feedback=failure.feedback,
+            history=list(failure.history),
+        )
+        schema: dict[str, Any] = {
+            "type": "object",
+            "properties": {"cause": {"enum": list(steps)}},
+            "required": ["cause"],
+        }
+        request = ModelRequest(messages=messages, max_tokens=self.max_tokens, json_schema=schema)
+        completion = await metered.complete(request, step="backtrack-heuristic")
+        try:
+            cause = parse_json(completion.text).get("cause")
+        except (ParseError, AttributeError):
+            return self.rules(failure)
+        if cause not in steps:
+            return self.rules(failure)
+        return max(0, failure.level - list(steps).index(cause))
+
+
+async def decide(heuristic: Heuristic, failure: Failure) -> int:
+    """Call a sync or async heuristic."""
+    out = heuristic(failure)
+    if inspect.isawaitable(out):
+        out = await out
+    return int(out)

@@ -1,0 +1,220 @@
+"""`search()`: the same call for every strategy, and the loop that drives it.
+
+    result = await search(space, strategy="astar", model=model, budget=Budget(max_calls(30)))
+
+The driver owns what no strategy should repeat: building the root, the budget and
+trace (through `Metered`), making the search's model the one model-backed guards use,
+cooperative cancellation, turning `BudgetExceeded` into `budget_exhausted`, calling
+`on_expansion(state)` after every step that expanded (where a durable store plugs
+in), resuming from a saved state, and assembling the `SearchResult`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from typing import Any
+
+from guardsearch.core.budget import Budget
+from guardsearch.core.digest import stable_digest
+from guardsearch.core.errors import BudgetExceeded, ConfigError
+from guardsearch.core.events import Trace
+from guardsearch.core.usage import ZERO
+from guardsearch.guards.evaluator import using_model
+from guardsearch.models.base import Model
+from guardsearch.models.metered import Metered
+from guardsearch.search.expand import Checkpoint, Engine, EngineOptions
+from guardsearch.search.node import Node, SearchTree
+from guardsearch.search.result import SearchResult
+from guardsearch.search.space import SearchSpace
+from guardsearch.search.state import SearchState, Termination
+from guardsearch.search.strategies.base import Strategy, get_strategy, option_names
+from guardsearch.sync import run_sync
+
+_ENGINE_OPTIONS = option_names(EngineOptions)
+
+
+def split_options(strategy: Strategy, options: dict[str, Any]) -> tuple[EngineOptions, Any]:
+    """Engine options and the strategy's own options from one set of keywords."""
+    own = option_names(strategy.Options)
+    unknown = set(options) - own - _ENGINE_OPTIONS
+    if unknown:
+        valid = ", ".join(sorted(own | _ENGINE_OPTIONS))
+        raise ConfigError(
+            f"unknown option(s) for strategy {strategy.name!r}: {', '.join(sorted(unknown))}; "
+            f"valid: {valid}"
+        )
+    engine = EngineOptions(**{k: v for k, v in options.items() if k in _ENGINE_OPTIONS})
+    mine = strategy.Options(**{k: v for k, v in options.items() if k in own})
+    return engine, mine
+
+
+def _metered(model: Model | Metered, budget: Budget | None, trace: Trace | None) -> Metered:
+    if isinstance(model, Metered):
+        if budget is not None and budget is not model.budget:
+            raise ConfigError("give the budget to Metered or to search(), not both")
+        if trace is not None and trace is not model.trace:
+            raise ConfigError("give the trace to Metered or to search(), not both")
+        return model
+    if not isinstance(model, Model):
+        raise ConfigError(f"not a model: {model!r}")
+    return Metered(
+        model, budget if budget is not None else Budget(), trace if trace is not None else Trace()
+    )
+
+
+def new_state(space: SearchSpace, strategy: str) -> SearchState:
+    """A fresh state holding only the root."""
+    root = space.root()
+    node = Node(
+        id="n0",
+        parent=None,
+        depth=0,
+        state=root.state,
+        key=stable_digest(["root", root.state]),
+        context=root.context,
+        status="root",
+    )
+    state = SearchState(strategy=strategy, tree=SearchTree(node))
+    state.closed[node.key] = node.id
+    state.touch(node)
+    return state
+
+
+async def _call(hook: Checkpoint | None, state: SearchState) -> None:
+    if hook is None:
+        state.changed.clear()
+        return
+    out = hook(state)
+    if inspect.isawaitable(out):
+        await out
+    state.changed.clear()
+
+
+async def search(
+    space: SearchSpace,
+    strategy: str = "dfs",
+    *,
+    model: Model | Metered,
+    budget: Budget | None = None,
+    trace: Trace | None = None,
+    on_expansion: Checkpoint | None = None,
+    resume: SearchState | dict[str, Any] | None = None,
+    **options: Any,
+) -> SearchResult:
+    """Search `space` with the named strategy under `budget`; see docs/search.md.
+
+    `options` are the engine's (`samples`, `temperature`, `seed`, `path_token_cap`,
+    `summarizer`, `max_expansions`, `should_stop`) and the strategy's own (e.g. `width`,
+    `rmax`, `heuristic`, `reducer`). `on_expansion(state)` runs after every expansion;
+    `resume` continues a saved state (its usage counts against `budget` if that budget
+    is unused).
+    """
+    strat = get_strategy(strategy)
+    engine_options, strategy_options = split_options(strat, options)
+    metered = _metered(model, budget, trace)
+    if resume is not None:
+        state = resume if isinstance(resume, SearchState) else SearchState.from_dict(resume)
+        if state.strategy != strat.name:
+            raise ConfigError(
+                f"cannot resume a {state.strategy!r} search with strategy {strat.name!r}"
+            )
+        state.termination = None
+    else:
+        state = new_state(space, strat.name)
+    if resume is not None and metered.budget.used == ZERO and state.usage != ZERO:
+        # A fresh budget on resume covers the whole run: what was spent counts.
+        metered.budget.used = state.usage
+        base, start = ZERO, ZERO
+    else:
+        base, start = state.usage, metered.usage
+    engine = Engine(space, metered, state, engine_options)
+
+    def sync_usage() -> None:
+        state.usage = base + (metered.usage - start)
+
+    termination: Termination | None = None
+    with using_model(metered):
+        metered.trace.emit(
+            "run_start",
+            strategy=strat.name,
+            resumed=resume is not None,
+            options={k: _show(v) for k, v in options.items()},
+            budget=metered.budget.describe(),
+        )
+        if resume is None:
+            strat.start(engine, strategy_options)
+            await _call(on_expansion, state)
+        try:
+            while termination is None:
+                stop = engine_options.should_stop
+                if stop is not None and stop():
+                    termination = "cancelled"
+                    break
+                before = state.expansions
+                try:
+                    termination = await strat.step(engine, strategy_options)
+                except BudgetExceeded:
+                    termination = "budget_exhausted"
+                sync_usage()
+                if termination is not None:
+                    break
+                if state.expansions != before:
+                    await _call(on_expansion, state)
+        except asyncio.CancelledError:
+            sync_usage()
+            state.termination = "cancelled"
+            metered.trace.emit("run_end", termination="cancelled", used=state.usage.as_dict())
+            await _call(on_expansion, state)
+            raise
+        state.termination = termination
+        sync_usage()
+        await _call(on_expansion, state)
+        result = _result(engine, strat.name, termination)
+        metered.trace.emit(
+            "run_end",
+            termination=termination,
+            succeeded=result.succeeded,
+            expansions=state.expansions,
+            nodes=len(state.tree),
+            used=state.usage.as_dict(),
+        )
+    return result
+
+
+def _show(value: Any) -> Any:
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    return getattr(value, "__name__", type(value).__name__)
+
+
+def _result(engine: Engine, strategy: str, termination: Termination) -> SearchResult:
+    state = engine.state
+    tree = state.tree
+    succeeded = termination == "success" and state.goal is not None
+    if succeeded:
+        assert state.goal is not None
+        last = tree[state.goal]
+    elif state.best is not None:
+        last = tree[state.best]
+    else:
+        last = tree.best()
+    path = tuple(tree.path(last.id))
+    return SearchResult(
+        succeeded=succeeded,
+        termination=termination,
+        strategy=strategy,
+        path=path,
+        answer=engine.space.answer(last) if succeeded else None,
+        context=last.context,
+        usage=state.usage,
+        expansions=state.expansions,
+        tree=tree,
+        trace=engine.trace,
+        state=state,
+    )
+
+
+search_sync = run_sync(search)
+
+__all__ = ["new_state", "search", "search_sync", "split_options"]

@@ -1,0 +1,132 @@
+"""astar / best_first: always expand the open node with the lowest f (seed 004 §3.2).
+
+f = g_weight x g + h, where g is the path cost (one per step by default, or any
+`cost(node)`), and h = 1 - score from the node's verdict; a failed hard check or a
+fatal verdict gives h = inf and the node never enters the open set. `best_first` is
+the same with g_weight = 0 (greedy on h). With `width`, only the best `width` open
+nodes survive each expansion (quota-aware beam-A*). A node whose expansion yields
+no viable child is re-expanded with the feedback, up to `rmax` times. Budget is
+reserved before every expansion (the engine) and every call (Metered).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from guardsearch.core.errors import ConfigError
+from guardsearch.search.expand import Engine
+from guardsearch.search.node import Node
+from guardsearch.search.state import Termination
+from guardsearch.search.strategies.base import register_strategy
+
+
+@dataclass(frozen=True, kw_only=True)
+class AStarOptions:
+    """`g_weight` scales the path cost; `width` bounds the open set; `rmax` expansions per
+    node (a node that yielded nothing viable goes back into the open set with its f
+    raised by `retry_penalty` per failed expansion, so a retry competes with the other
+    open nodes); `stop_at_first_goal` ends at the first goal generated (cheapest)
+    instead of when it is popped."""
+
+    g_weight: float = 0.1
+    cost: Callable[[Node], float] | None = None
+    width: int | None = None
+    rmax: int = 2
+    retry_penalty: float = 0.5
+    stop_at_first_goal: bool = True
+
+    def __post_init__(self) -> None:
+        if self.g_weight < 0:
+            raise ConfigError(f"g_weight must be >= 0, got {self.g_weight}")
+        if self.width is not None and self.width < 1:
+            raise ConfigError(f"width must be >= 1 or None, got {self.width}")
+        if self.rmax < 1:
+            raise ConfigError(f"rmax must be >= 1, got {self.rmax}")
+        if self.retry_penalty < 0:
+            raise ConfigError(f"retry_penalty must be >= 0, got {self.retry_penalty}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class BestFirstOptions(AStarOptions):
+    g_weight: float = 0.0
+
+
+def _seq(node: Node) -> int:
+    return int(node.id[1:]) if node.id[1:].isdigit() else 0
+
+
+class AStar:
+    name = "astar"
+    Options: type[AStarOptions] = AStarOptions
+
+    def f(self, node: Node, options: AStarOptions) -> float:
+        g = options.cost(node) if options.cost is not None else node.g
+        return options.g_weight * g + node.h
+
+    def start(self, engine: Engine, options: AStarOptions) -> None:
+        root = engine.tree.root
+        engine.state.data = {
+            "open": [[self.f(root, options), 0, root.id]],
+            "current": None,
+            "retry": [],
+        }
+
+    async def step(self, engine: Engine, options: AStarOptions) -> Termination | None:
+        data = engine.state.data
+        heap: list[Any] = data["open"]  # [f, creation order, id] triples
+        if data["current"] is None:
+            while heap:
+                _, _, ident = heapq.heappop(heap)
+                node = engine.node(str(ident))
+                if node.status == "goal":
+                    engine.state.goal = node.id
+                    return "success"
+                if node.status in ("open", "root") or node.id in data["retry"]:
+                    if node.id in data["retry"]:
+                        data["retry"].remove(node.id)
+                    data["current"] = node.id
+                    break
+            else:
+                return "all_pruned"
+        node = engine.node(data["current"])
+        expansion = await engine.expand(node)
+        viable = expansion.viable
+        goals = sorted((c for c in viable if c.status == "goal"), key=lambda c: (c.h, _seq(c)))
+        if goals and options.stop_at_first_goal:
+            engine.state.goal = goals[0].id
+            return "success"
+        data["current"] = None
+        if not viable and node.expansions < options.rmax:
+            feedback = engine.failure_of(expansion).feedback
+            engine.add_feedback(node, feedback)
+            f = self.f(node, options) + options.retry_penalty * node.expansions
+            heapq.heappush(heap, [f, _seq(node), node.id])
+            data["retry"].append(node.id)
+            engine.trace.emit(
+                "retry", step=node.step, node=node.id, feedback=feedback, f=round(f, 6)
+            )
+        for child in viable:
+            f = self.f(child, options)
+            if not math.isinf(f):
+                heapq.heappush(heap, [f, _seq(child), child.id])
+        if options.width is not None and len(heap) > options.width:
+            ranked = sorted(heap)  # by f, then creation order
+            for entry in ranked[options.width :]:
+                engine.set_status(engine.node(str(entry[2])), "pruned")
+                if entry[2] in data["retry"]:
+                    data["retry"].remove(entry[2])
+            heap[:] = ranked[: options.width]  # a sorted list is a valid heap
+        return None
+
+
+class BestFirst(AStar):
+    name = "best_first"
+    Options = BestFirstOptions
+
+
+register_strategy(AStar())
+register_strategy(BestFirst())

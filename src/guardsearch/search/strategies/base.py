@@ -1,0 +1,60 @@
+"""The Strategy protocol and the registry that picks one by name.
+
+A strategy is a small object: `start` puts its frontier into `state.data` (plain
+JSON), and `step` does one unit of work, at most one expansion, reading and
+writing only `state.data` and the nodes. The driver (`search/run.py`) saves a
+checkpoint after every step that expanded, so any strategy resumes from a saved
+frontier without knowing a store exists.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Protocol
+
+from guardsearch.core.errors import ConfigError
+from guardsearch.search.expand import Engine
+from guardsearch.search.state import Termination
+
+
+class Strategy(Protocol):
+    """One way to order expansions. `Options` is a kw_only dataclass of its knobs."""
+
+    name: str
+    Options: type[Any]
+
+    def start(self, engine: Engine, options: Any) -> None:
+        """Initialise `engine.state.data` for a fresh search."""
+        ...
+
+    async def step(self, engine: Engine, options: Any) -> Termination | None:
+        """Do one unit of work (at most one expansion); a Termination ends the search."""
+        ...
+
+
+_REGISTRY: dict[str, Strategy] = {}
+
+
+def register_strategy(strategy: Strategy, *, name: str | None = None) -> Strategy:
+    """Make `strategy` available to `search(strategy=name)`."""
+    key = name or strategy.name
+    if not dataclasses.is_dataclass(strategy.Options):
+        raise ConfigError(f"strategy {key!r}: Options must be a dataclass")
+    _REGISTRY[key] = strategy
+    return strategy
+
+
+def get_strategy(name: str) -> Strategy:
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        known = ", ".join(sorted(_REGISTRY))
+        raise ConfigError(f"unknown strategy {name!r}; choose one of: {known}") from None
+
+
+def strategy_names() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+def option_names(options_type: type[Any]) -> set[str]:
+    return {f.name for f in dataclasses.fields(options_type)}
