@@ -7,7 +7,11 @@ from typing import Annotated
 import typer
 
 from guardsearch.cli.ask import ask
+from guardsearch.cli.corpus import corpus_app
 from guardsearch.cli.models_cmd import models
+from guardsearch.cli.research import research
+from guardsearch.cli.serve import serve
+from guardsearch.cli.solve import solve_app
 
 app = typer.Typer(
     name="guardsearch",
@@ -37,6 +41,10 @@ def root(
 
 app.command()(ask)
 app.command()(models)
+app.command()(research)
+app.command()(serve)
+app.add_typer(solve_app, name="solve")
+app.add_typer(corpus_app, name="corpus")
 
 
 def main() -> None:

@@ -1,0 +1,130 @@
+"""`guardsearch research "QUESTION"`: the research loop from the command line."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from guardsearch.cli.output import err, exit_for, fail, out, print_json
+from guardsearch.core.errors import GuardsearchError
+from guardsearch.core.events import Event, Subscriber, Trace
+from guardsearch.loops.research.config import ResearchConfig
+from guardsearch.loops.research.orchestrator import ResearchLoop
+from guardsearch.loops.research.schemas import AgentResponse
+from guardsearch.store.jsonl import JsonlSink
+
+
+def _narrator(quiet: bool) -> Subscriber:
+    def show(event: Event) -> None:
+        if quiet or event.kind != "phase":
+            return
+        d = event.data
+        phase = d.get("phase")
+        if phase == "planned":
+            err.print(f"[dim]plan ({d.get('tier')}): {'; '.join(d.get('queries') or [])}[/dim]")
+        elif phase == "searched":
+            err.print(f"[dim]search: {d.get('results')} sources so far[/dim]")
+        elif phase == "reflected":
+            err.print(
+                f"[dim]reflect: sufficient={d.get('sufficient')} "
+                f"confidence={d.get('confidence')}[/dim]"
+            )
+        elif phase == "compact":
+            err.print(f"[dim]compact: {d.get('reason')}[/dim]")
+        elif phase in ("synthesize", "verified"):
+            err.print(f"[dim]{phase}[/dim]")
+
+    return show
+
+
+def research(
+    question: Annotated[str, typer.Argument(help="The question to research.")],
+    tier: Annotated[
+        str, typer.Option(help="auto | simple | standard | deep (default: auto-detected).")
+    ] = "auto",
+    corpus: Annotated[
+        str | None, typer.Option(help="Search only this named corpus (see `corpus list`).")
+    ] = None,
+    search: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--search",
+            help="Search provider, repeatable, in fallback order: corpus, corpus:NAME, "
+            "searxng:URL (default: corpus).",
+        ),
+    ] = None,
+    model: Annotated[str | None, typer.Option(help="Model spec (default: embedded).")] = None,
+    max_iters: Annotated[int | None, typer.Option(min=1, help="Loop iterations.")] = None,
+    max_queries: Annotated[int | None, typer.Option(min=1, help="Queries per iteration.")] = None,
+    max_sources: Annotated[
+        int | None, typer.Option(min=1, help="New sources per iteration.")
+    ] = None,
+    max_time: Annotated[
+        float | None, typer.Option("--max-time", min=1, help="max_execution_time_s of the loop.")
+    ] = None,
+    token_budget: Annotated[int | None, typer.Option(min=500, help="Token budget.")] = None,
+    support: Annotated[
+        str, typer.Option(help="Claim support check: lexical | model | off.")
+    ] = "lexical",
+    trace: Annotated[Path | None, typer.Option(help="Append the event trace (JSONL).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress on stderr.")] = False,
+) -> None:
+    """Plan, search, reflect and answer with citations verified against the sources."""
+    try:
+        from guardsearch.models.spec import model_from_spec
+        from guardsearch.tools.spec import providers_from_specs
+
+        specs = list(search or ["corpus"])
+        if corpus is not None:
+            specs = [f"corpus:{corpus}" if s == "corpus" else s for s in specs]
+        config = ResearchConfig.from_env().with_options(
+            tier=tier,
+            max_iters=max_iters,
+            max_queries=max_queries,
+            max_sources=max_sources,
+            max_execution_time_s=max_time,
+            token_budget=token_budget,
+            support=support,
+        )
+        loop = ResearchLoop(
+            model=model_from_spec(model), providers=providers_from_specs(specs), config=config
+        )
+    except GuardsearchError as exc:
+        fail(str(exc), exit_for(exc), as_json=as_json)
+    events = Trace()
+    events.subscribe(_narrator(quiet or as_json))
+    sink = JsonlSink(trace) if trace else None
+    if sink:
+        events.subscribe(sink)
+    try:
+        run = asyncio.run(loop.run(question, trace=events))
+    finally:
+        if sink:
+            sink.close()
+    response = run.response
+    if as_json:
+        print_json(response.model_dump(mode="json", exclude_none=True))
+    elif isinstance(response, AgentResponse):
+        out.print(response.final_answer, soft_wrap=True, markup=False)
+        if response.sources:
+            out.print("\nSources:")
+            for s in response.sources:
+                licence = f" ({s.license})" if s.license else ""
+                out.print(
+                    f"  {s.id} {s.title}: {s.location}{licence}", soft_wrap=True, markup=False
+                )
+        dropped = response.citations.hallucinated + response.citations.unsupported
+        if dropped:
+            err.print(f"[yellow]dropped citations:[/yellow] {', '.join(dropped)}")
+        err.print(
+            f"[dim]{response.iterations} iteration(s), {response.usage.calls} model calls, "
+            f"{response.usage.total_tokens} tokens, {run.seconds:.1f}s, "
+            f"stop: {response.stop_reason}[/dim]"
+        )
+    else:
+        err.print(f"[red]{response.error.type}:[/red] {response.error.message}")
+    raise typer.Exit(0 if run.ok else 1)

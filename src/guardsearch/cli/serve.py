@@ -1,0 +1,43 @@
+"""`guardsearch serve`: the research service over HTTP (FastAPI + uvicorn)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Annotated
+
+import typer
+
+
+def serve(
+    host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=1, max=65535, help="Port.")] = 8000,
+    model: Annotated[str | None, typer.Option(help="Model spec (default: embedded).")] = None,
+    search: Annotated[
+        list[str] | None,
+        typer.Option("--search", help="Search provider(s) in fallback order (default: corpus)."),
+    ] = None,
+    api_key: Annotated[
+        str | None,
+        typer.Option(envvar="GUARDSEARCH_API_KEY", help="Require this key (X-API-Key or Bearer)."),
+    ] = None,
+    max_concurrent_runs: Annotated[int, typer.Option(min=1, help="Runs at once.")] = 64,
+    log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
+) -> None:
+    """Serve POST /run, /run-simple, /search, GET /runs/{id}, /metrics, /healthz, /docs."""
+    import uvicorn
+
+    from guardsearch.server import create_app
+
+    # Phase boundaries are JSON log lines on this logger (seed §17).
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(message)s"))
+    research_log = logging.getLogger("guardsearch.research")
+    research_log.addHandler(handler)
+    research_log.setLevel(logging.INFO)
+    app = create_app(
+        model_spec=model,
+        provider_specs=search,
+        api_key=api_key,
+        max_concurrent_runs=max_concurrent_runs,
+    )
+    uvicorn.run(app, host=host, port=port, log_level=log_level)

@@ -1,0 +1,1 @@
+"""Loops: long-running LLM processes steered by guard feedback (research, ...)."""

@@ -1,0 +1,256 @@
+"""Citation verification (seed §11), in code: the model cites ids; code checks them.
+
+1. Existence: every cited id ("[3]", inline or listed) must be a retrieved source;
+   a hallucinated id is removed from the answer and reported.
+2. Support: each cited sentence must be backed by its source. By default a lexical
+   check: enough of the sentence's content words occur in the source, and every
+   number in it does (numbers are where small models invent most). Optionally a
+   model judge (`ModelSupport`) decides instead, at one guarded call per pair.
+
+Only ids that exist *and* support their claim become the response's sources.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from pydantic import BaseModel
+
+from guardsearch.core.context import Context
+from guardsearch.core.errors import StepFailed
+from guardsearch.corpus.query import terms
+from guardsearch.models.metered import Metered
+from guardsearch.steps.prompt import PromptTemplate
+from guardsearch.steps.step import Step, run_step
+
+_MARKER = re.compile(r"\[\s*(\d{1,3})\s*\]")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_PROPER = re.compile(r"\b[A-Z][\w'’-]*")
+# A sentence with fewer content words than this is an answer fragment ("Georges
+# Seurat"), checked together with the question it answers.
+SHORT_CLAIM = 5
+_SUFFIXES = ("ations", "ation", "ings", "ing", "edly", "ed", "es", "s", "'s", "’s")
+
+
+def normalise_id(raw: str) -> str:
+    """'[3]', '3', '[ 3 ]' -> '[3]' (the format only; existence is checked separately)."""
+    digits = re.sub(r"\D", "", raw)
+    return f"[{int(digits)}]" if digits else raw.strip()
+
+
+def markers(text: str) -> list[str]:
+    return [f"[{int(m)}]" for m in _MARKER.findall(text)]
+
+
+def cited_ids(answer: str, listed: Sequence[str]) -> list[str]:
+    """Every id the answer cites, inline first, in order, once each."""
+    out = dict.fromkeys(markers(answer))
+    for raw in listed:
+        out.setdefault(normalise_id(raw), None)
+    return list(out)
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.split(text.strip()) if s.strip()]
+
+
+def strip_ids(text: str, ids: Sequence[str]) -> str:
+    """Remove the inline markers of `ids` from `text` (and the space before them)."""
+    drop = set(ids)
+
+    def keep(match: re.Match[str]) -> str:
+        return "" if f"[{int(match.group(1))}]" in drop else match.group(0)
+
+    cleaned = _MARKER.sub(keep, text)
+    return re.sub(r"\s+([.,;:!?])", r"\1", re.sub(r"[ \t]{2,}", " ", cleaned)).strip()
+
+
+def plain(text: str) -> str:
+    """`text` without any citation markers."""
+    return re.sub(r"\s+([.,;:!?])", r"\1", re.sub(r"\s{2,}", " ", _MARKER.sub("", text))).strip()
+
+
+def _stem(word: str) -> str:
+    for suffix in _SUFFIXES:
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def lexical_support(claim: str, source: str) -> float:
+    """Share of the claim's content words found in the source; 0 if a number is missing."""
+    claim_text = _MARKER.sub(" ", claim)
+    source_numbers = {n.replace(",", "") for n in _NUMBER.findall(source)}
+    for number in _NUMBER.findall(claim_text):
+        if number.replace(",", "") not in source_numbers:
+            return 0.0
+    words = [w for w in terms(claim_text) if not w.isdigit()]
+    if not words:
+        return 0.0  # a "claim" with no content ("[1].") is no claim a source can support
+    vocabulary = {_stem(w) for w in terms(source)}
+    found = sum(1 for w in words if _stem(w) in vocabulary)
+    return found / len(words)
+
+
+def subject_terms(question: str) -> list[str]:
+    """The question's named subject: its capitalised content words ("Don Giovanni")."""
+    return terms(" ".join(_PROPER.findall(question)))
+
+
+def subject_coverage(subject: Sequence[str], source: str) -> float:
+    if not subject:
+        return 1.0
+    vocabulary = {_stem(w) for w in terms(source)}
+    return sum(1 for w in subject if _stem(w) in vocabulary) / len(subject)
+
+
+def is_short(claim: str) -> bool:
+    return len([w for w in terms(plain(claim)) if not w.isdigit()]) < SHORT_CLAIM
+
+
+class SupportJudge(Protocol):
+    """Decides whether `source` supports `claim`."""
+
+    @property
+    def name(self) -> str: ...
+
+    async def supports(self, claim: str, source: str) -> bool: ...
+
+
+@dataclass(frozen=True)
+class LexicalSupport:
+    threshold: float = 0.5
+    name: str = "lexical"
+
+    async def supports(self, claim: str, source: str) -> bool:
+        return lexical_support(claim, source) >= self.threshold
+
+
+class SupportVerdict(BaseModel):
+    supported: bool
+
+
+@dataclass
+class ModelSupport:
+    """A model judge (entailment by the model), guarded and budgeted like any step."""
+
+    model: Metered
+    name: str = "model"
+
+    def __post_init__(self) -> None:
+        self.step = Step(
+            name="research-support",
+            prompt=PromptTemplate.packaged("research_support"),
+            schema=SupportVerdict,
+            max_tokens=12,
+            rmax=2,
+        )
+
+    async def supports(self, claim: str, source: str) -> bool:
+        context = Context(objective="Check whether a source supports a claim.")
+        try:
+            outcome = await run_step(
+                self.step,
+                context,
+                self.model,
+                variables={"claim": plain(claim), "source": source[:1500]},
+            )
+        except StepFailed:
+            return False  # an unusable verdict is no evidence of support
+        return bool(outcome.value.get("supported")) if isinstance(outcome.value, dict) else False
+
+
+@dataclass(frozen=True, kw_only=True)
+class Verification:
+    """The outcome for one answer: which cited ids survive and which are dropped, and why."""
+
+    method: str
+    cited: tuple[str, ...]
+    verified: tuple[str, ...]
+    hallucinated: tuple[str, ...]
+    unsupported: tuple[str, ...]
+    unsupported_claims: tuple[str, ...]
+
+    @property
+    def dropped(self) -> tuple[str, ...]:
+        return self.hallucinated + self.unsupported
+
+    def feedback(self, available: Sequence[str]) -> str:
+        """What the synthesiser should fix, in words it can act on."""
+        parts = []
+        ids = ", ".join(available)
+        if self.hallucinated:
+            parts.append(
+                f"{', '.join(self.hallucinated)} is not a source id; the only ids are {ids}"
+            )
+        for claim in self.unsupported_claims[:2]:
+            parts.append(f'the sources you cite do not say: "{claim[:160]}"')
+        if not self.cited:
+            parts.append(f'cite the supporting source by id, e.g. "... [1]." (ids: {ids})')
+        if not parts:
+            parts.append(f"cite at least one source that supports the answer (ids: {ids})")
+        return "; ".join(parts) + ". Use only facts stated in the sources."
+
+
+async def verify_citations(
+    answer: str,
+    listed: Sequence[str],
+    sources: Mapping[str, str],
+    judge: SupportJudge,
+    question: str = "",
+) -> Verification:
+    """Check the ids `answer` cites (inline or `listed`) against `sources` (id -> text).
+
+    An answer fragment ("Giacomo Puccini") is checked as the answer *to the question*:
+    its source must also be about the question's subject, or a true sentence from the
+    wrong article ("La bohème ... by Giacomo Puccini") would pass for "Who composed Don
+    Giovanni?".
+    """
+    subject = subject_terms(question) if question else []
+    ids = cited_ids(answer, listed)
+    hallucinated = tuple(i for i in ids if i not in sources)
+    existing = [i for i in ids if i in sources]
+    parts = sentences(answer) or [answer]
+    unmarked = [s for s in parts if not markers(s)] or parts
+    backed: dict[str, bool] = {}
+    verdicts: dict[tuple[str, str], bool] = {}
+
+    async def check(claim: str, source_id: str) -> bool:
+        key = (claim, source_id)
+        if key not in verdicts:
+            source = sources[source_id]
+            short = bool(question) and is_short(claim)
+            judged = f"{question} {plain(claim)}" if short else claim
+            ok = await judge.supports(judged, source)
+            if ok and short:
+                # The fragment itself must be in the source ("Gustave Eiffel" is not in
+                # Las Meninas, however well the question matches it) ...
+                ok = lexical_support(claim, source) >= 0.5
+                # ... and the source must be about most of the question's subject.
+                ok = ok and subject_coverage(subject, source) > 0.5
+            verdicts[key] = ok
+        return verdicts[key]
+
+    for source_id in existing:
+        claims = [s for s in parts if source_id in markers(s)] or unmarked
+        results = [await check(c, source_id) for c in claims]
+        backed[source_id] = any(results)
+    unsupported_claims = []
+    for sentence in parts:
+        own = [i for i in markers(sentence) if i in sources]
+        if own and not any([await check(sentence, i) for i in own]):
+            unsupported_claims.append(plain(sentence))
+    if existing and not any(backed.values()) and not unsupported_claims:
+        unsupported_claims.append(plain(answer)[:300])
+    return Verification(
+        method=judge.name,
+        cited=tuple(ids),
+        verified=tuple(i for i in existing if backed[i]),
+        hallucinated=hallucinated,
+        unsupported=tuple(i for i in existing if not backed[i]),
+        unsupported_claims=tuple(unsupported_claims),
+    )

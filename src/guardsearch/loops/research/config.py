@@ -1,0 +1,126 @@
+"""Research limits: complexity tiers (§8), environment defaults (§13), per-request options.
+
+Precedence, lowest to highest: the tier's numbers, the `RESEARCH_*` environment
+variables, explicit options of the request. `max_queries` and `max_sources` bound
+each iteration's search (the seed's `trim(plan.queries, max_queries)` and
+`search_all(queries, max_sources)`); the iterations, the wall time and the token
+budget bound the whole run.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from typing import Any, Literal
+
+from guardsearch.core.errors import ConfigError
+
+TierChoice = Literal["auto", "simple", "standard", "deep"]
+SupportMethod = Literal["lexical", "model", "off"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Tier:
+    name: Literal["simple", "standard", "deep"]
+    max_iters: int
+    max_queries: int
+    max_sources: int
+
+
+TIERS: dict[str, Tier] = {
+    "simple": Tier(name="simple", max_iters=2, max_queries=3, max_sources=5),
+    "standard": Tier(name="standard", max_iters=5, max_queries=10, max_sources=15),
+    "deep": Tier(name="deep", max_iters=10, max_queries=15, max_sources=20),
+}
+DEFAULT_TIER = "standard"
+
+ENV = {
+    "max_iters": "RESEARCH_MAX_ITERS",
+    "max_queries": "RESEARCH_MAX_QUERIES",
+    "max_sources": "RESEARCH_MAX_SOURCES",
+    "max_execution_time_s": "RESEARCH_MAX_EXECUTION_TIME_S",
+    "token_budget": "RESEARCH_TOKEN_BUDGET",
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResearchConfig:
+    """Everything that shapes one research run. None means "take the tier's number"."""
+
+    tier: TierChoice = "auto"
+    max_iters: int | None = None
+    max_queries: int | None = None
+    max_sources: int | None = None
+    max_execution_time_s: float = 120.0
+    token_budget: int = 40_000
+    # Hits kept per query; the seed's max_sources caps the iteration's total.
+    hits_per_query: int = 5
+    # Sources shown to the synthesiser, best first: a small model reads a few well.
+    synthesis_sources: int = 5
+    snippet_chars: int = 600
+    # §9 compaction: keep this many results in full, summarise the rest.
+    active_results: int = 8
+    compaction_ratio: float = 0.25
+    state_token_cap: int = 50_000
+    # Time the synthesis may take beyond max_execution_time_s (the loop stops at the
+    # limit, but the answer must still be written).
+    synthesis_grace_s: float = 120.0
+    rmax: int = 3
+    support: SupportMethod = "lexical"
+    support_threshold: float = 0.5
+    plan_max_tokens: int = 200
+    reflect_max_tokens: int = 200
+    synthesize_max_tokens: int = 300
+
+    def __post_init__(self) -> None:
+        if self.tier not in ("auto", *TIERS):
+            raise ConfigError(f"unknown tier {self.tier!r}; use auto, simple, standard or deep")
+        for name in ("max_iters", "max_queries", "max_sources"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ConfigError(f"{name} must be >= 1, got {value}")
+        if self.max_execution_time_s <= 0:
+            raise ConfigError("max_execution_time_s must be > 0")
+        if self.token_budget < 1:
+            raise ConfigError("token_budget must be >= 1")
+        if not 0 < self.support_threshold <= 1:
+            raise ConfigError("support_threshold must be in (0, 1]")
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **base: Any) -> ResearchConfig:
+        """Defaults overridden by the seed's RESEARCH_* environment variables."""
+        env = os.environ if env is None else env
+        values: dict[str, Any] = dict(base)
+        for name, var in ENV.items():
+            raw = env.get(var)
+            if raw is None or not raw.strip():
+                continue
+            try:
+                values[name] = float(raw) if name == "max_execution_time_s" else int(raw)
+            except ValueError as exc:
+                raise ConfigError(f"{var}={raw!r} is not a number") from exc
+        tier = env.get("RESEARCH_TIER")
+        if tier and "tier" not in values:
+            values["tier"] = tier
+        return cls(**values)
+
+    def with_options(self, **options: Any) -> ResearchConfig:
+        """A copy with the given non-None options (a request's explicit choices)."""
+        known = {f.name for f in fields(self)}
+        unknown = set(options) - known
+        if unknown:
+            raise ConfigError(f"unknown research option(s): {', '.join(sorted(unknown))}")
+        return replace(self, **{k: v for k, v in options.items() if v is not None})
+
+    def limits(self, detected: str | None) -> Tier:
+        """The run's limits: explicit tier, else the planner's guess, else standard;
+        explicit numbers (env or request) override the tier's."""
+        name = self.tier if self.tier != "auto" else (detected or DEFAULT_TIER)
+        tier = TIERS.get(name, TIERS[DEFAULT_TIER])
+        return Tier(
+            name=tier.name,
+            max_iters=self.max_iters or tier.max_iters,
+            max_queries=self.max_queries or tier.max_queries,
+            max_sources=self.max_sources or tier.max_sources,
+        )

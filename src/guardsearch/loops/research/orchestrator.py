@@ -1,0 +1,741 @@
+"""The research loop (seed 001 §7): plan -> search -> reflect -> ... -> synthesize.
+
+    state = start(task)
+    plan once; the task itself is always the first query (retrieval does not depend
+    on a small model phrasing queries well)
+    while not sufficient and iteration < max_iters and time and tokens remain:
+        search the pending queries (retry / reformulate / breaker / fallback)
+        compact if the budget runs low or the state grows too big
+        reflect: sufficient? confidence, gaps, new queries (+ reformulations)
+        iteration += 1
+    compact, synthesize from retrieved sources only, verify citations in code
+
+Every phase is an Event; every model call goes through Metered (budget + trace);
+every model output is schema-constrained and guarded. Whatever goes wrong ends as
+an ErrorResponse with the evidence, never as an exception or an empty answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from guardsearch.core.budget import Budget, deadline, max_tokens
+from guardsearch.core.context import Context
+from guardsearch.core.errors import (
+    BudgetExceeded,
+    ConfigError,
+    GuardsearchError,
+    ModelError,
+    StepFailed,
+)
+from guardsearch.core.events import Trace
+from guardsearch.core.usage import Usage
+from guardsearch.corpus.query import terms
+from guardsearch.loops.research.citations import (
+    LexicalSupport,
+    ModelSupport,
+    SupportJudge,
+    Verification,
+    strip_ids,
+    verify_citations,
+)
+from guardsearch.loops.research.compaction import RawStore, compact, compaction_reason
+from guardsearch.loops.research.config import ResearchConfig
+from guardsearch.loops.research.observability import emit_phase, phase_logger
+from guardsearch.loops.research.phases import (
+    DEGRADED_NOTE,
+    NO_SOURCES_ANSWER,
+    plan_step,
+    reflect_step,
+    render_results,
+    render_sources,
+    synthesize_step,
+)
+from guardsearch.loops.research.schemas import (
+    AgentResponse,
+    AgentSource,
+    Citation,
+    CitationReport,
+    ErrorResponse,
+    PlanDraft,
+    PlanQuery,
+    PlanResponse,
+    ReflectionDraft,
+    ReflectionResponse,
+    ResponseMetadata,
+    SynthesisDraft,
+    SynthesisResponse,
+    UsageReport,
+)
+from guardsearch.loops.research.state import (
+    CitationRecord,
+    Query,
+    ResearchState,
+    SearchResult,
+    check_transition,
+)
+from guardsearch.models.base import Model, estimate_prompt_tokens
+from guardsearch.models.metered import Metered
+from guardsearch.steps.step import Step, run_step
+from guardsearch.tools.base import SearchProvider
+from guardsearch.tools.reformulate import broaden
+from guardsearch.tools.resilient import QueryOutcome, ResilienceSettings, ResilientSearch
+from guardsearch.tools.retry import Sleep
+
+log = logging.getLogger("guardsearch.research")
+
+
+@dataclass
+class ResearchRun:
+    """One run: the response (answer or error), the final state, and its trace."""
+
+    run_id: str
+    response: AgentResponse | ErrorResponse
+    state: ResearchState
+    trace: Trace
+    usage: Usage
+    seconds: float
+    search_failures: int = 0
+    plan: PlanResponse | None = None
+    reflections: list[ReflectionResponse] = field(default_factory=list)
+    synthesis: SynthesisResponse | None = None
+    verification: Verification | None = None
+
+    @property
+    def ok(self) -> bool:
+        return isinstance(self.response, AgentResponse)
+
+
+class _Stop(Exception):
+    """Internal: end the run with this ErrorResponse."""
+
+    def __init__(self, response: ErrorResponse) -> None:
+        self.response = response
+
+
+@dataclass
+class ResearchLoop:
+    """Runs research tasks with one model and an ordered list of search providers."""
+
+    model: Model
+    providers: Sequence[SearchProvider]
+    config: ResearchConfig = field(default_factory=ResearchConfig.from_env)
+    resilience: ResilienceSettings = field(default_factory=ResilienceSettings)
+    sleep: Sleep = asyncio.sleep
+    clock: Callable[[], float] = time.monotonic
+
+    async def run(
+        self,
+        task: str,
+        *,
+        trace: Trace | None = None,
+        run_id: str | None = None,
+        **options: Any,
+    ) -> ResearchRun:
+        """Research `task`; `options` override the config (tier, max_iters, ...)."""
+        trace = trace if trace is not None else Trace()
+        run_id = run_id or uuid.uuid4().hex[:16]
+        trace.subscribe(phase_logger(run_id))
+        started = self.clock()
+        try:
+            config = self.config.with_options(**options)
+        except ConfigError as exc:
+            return self._invalid(run_id, trace, started, str(exc))
+        task = " ".join(task.split())
+        if not task:
+            return self._invalid(run_id, trace, started, "the task is empty")
+        budget = Budget(
+            max_tokens(config.token_budget)
+            | deadline(config.max_execution_time_s + config.synthesis_grace_s),
+            clock=self.clock,
+        )
+        metered = Metered(self.model, budget, trace)
+        search = ResilientSearch(
+            self.providers, settings=self.resilience, trace=trace, sleep=self.sleep
+        )
+        limits = config.limits(None)
+        state = ResearchState(
+            task=task,
+            max_iters=limits.max_iters,
+            max_queries=limits.max_queries,
+            max_sources=limits.max_sources,
+            max_execution_time_s=config.max_execution_time_s,
+            token_budget=config.token_budget,
+            tier=limits.name,
+        )
+        run = _Run(self, config, run_id, trace, metered, search, RawStore(), started, state)
+        emit_phase(trace, "start", state, run_id=run_id, model=self.model.name)
+        response: AgentResponse | ErrorResponse
+        try:
+            response = await run.execute()
+        except _Stop as stop:
+            response = stop.response
+        except Exception as exc:  # the last line of defence: an error response, no crash
+            log.exception("research run %s failed unexpectedly", run_id)
+            response = ErrorResponse.of(
+                "internal_error", f"{type(exc).__name__}: {exc}", retryable=False
+            )
+        run.state = run.refresh_budget(run.state)
+        seconds = self.clock() - started
+        if isinstance(response, AgentResponse):
+            response = response.model_copy(update={"seconds": round(seconds, 3), "run_id": run_id})
+        emit_phase(
+            trace,
+            "end",
+            run.state,
+            ok=isinstance(response, AgentResponse),
+            seconds=round(seconds, 3),
+            stop_reason=run.stop_reason,
+            error=response.error.type if isinstance(response, ErrorResponse) else None,
+        )
+        return ResearchRun(
+            run_id=run_id,
+            response=response,
+            state=run.state,
+            trace=trace,
+            usage=metered.usage,
+            seconds=seconds,
+            search_failures=search.failures,
+            plan=run.plan,
+            reflections=run.reflections,
+            synthesis=run.synthesis,
+            verification=run.verification,
+        )
+
+    def _invalid(self, run_id: str, trace: Trace, started: float, message: str) -> ResearchRun:
+        error = ErrorResponse.of("invalid_request", message, retryable=False)
+        state = ResearchState(task="(invalid)", max_iters=1, max_execution_time_s=1, token_budget=1)
+        emit_phase(trace, "end", state, ok=False, error=error.error.type)
+        return ResearchRun(
+            run_id=run_id,
+            response=error,
+            state=state,
+            trace=trace,
+            usage=Usage(),
+            seconds=self.clock() - started,
+        )
+
+
+class _Run:
+    """The mutable shell around one run's immutable states (kept out of ResearchLoop so
+    one loop object serves many concurrent runs)."""
+
+    def __init__(
+        self,
+        loop: ResearchLoop,
+        config: ResearchConfig,
+        run_id: str,
+        trace: Trace,
+        metered: Metered,
+        search: ResilientSearch,
+        raw: RawStore,
+        started: float,
+        state: ResearchState,
+    ) -> None:
+        self.loop = loop
+        self.config = config
+        self.run_id = run_id
+        self.trace = trace
+        self.metered = metered
+        self.search = search
+        self.raw = raw
+        self.started = started
+        self.state = state
+        self.context = Context(objective=state.task)
+        self.stop_reason = ""
+        self.plan: PlanResponse | None = None
+        self.reflections: list[ReflectionResponse] = []
+        self.synthesis: SynthesisResponse | None = None
+        self.verification: Verification | None = None
+        self._pending: list[Query] = []
+
+    # -- bookkeeping -----------------------------------------------------------------
+
+    def advance(self, new: ResearchState) -> None:
+        check_transition(self.state, new)
+        self.state = new
+
+    def refresh_budget(self, state: ResearchState) -> ResearchState:
+        committed = self.metered.budget.used + self.metered.budget.reserved
+        return state.with_budget(self.config.token_budget - committed.total_tokens)
+
+    def elapsed(self) -> float:
+        return self.loop.clock() - self.started
+
+    def metadata(self, tokens: int) -> ResponseMetadata:
+        return ResponseMetadata(
+            timestamp=datetime.now(UTC).isoformat(timespec="seconds"),
+            model=self.metered.name,
+            token_count=tokens,
+        )
+
+    def cost(self, step: Step, variables: dict[str, Any]) -> int:
+        """Upper-bound tokens of one call of `step` (the estimate Metered reserves)."""
+        request = step.request(self.context, **variables)
+        return estimate_prompt_tokens(self.metered.model, request) + step.max_tokens
+
+    def synthesis_reserve(self) -> int:
+        """What the final synthesis needs: the loop never spends it on more iterations."""
+        s = self.state
+        shown = s.ranked()[: self.config.synthesis_sources]
+        full = {r.id: r.text for r in s.search_results}
+        return self.cost(synthesize_step(self.config, full), self.synthesis_variables(shown))
+
+    def reflection_cost(self) -> int:
+        return self.cost(*self.reflection_call())
+
+    async def step(self, phase: str, coro: Any) -> Any:
+        """Await a guarded step; turn its failure into the seed's ErrorResponse."""
+        try:
+            return await coro
+        except StepFailed as exc:
+            self.advance(self.state.with_error(phase, str(exc), attempt=exc.attempts))
+            parse = exc.last_artifact is not None and (
+                exc.last_artifact.parse_error is not None
+                or any("schema violation" in f for f in exc.feedback[-1:])
+            )
+            kind = (
+                "parse_error"
+                if parse
+                else ("unverified_answer" if phase == "synthesize" else "guard_failed")
+            )
+            raise _Stop(
+                ErrorResponse.of(
+                    kind,
+                    f"{phase} failed: {exc}",
+                    retryable=parse,
+                    details={"phase": phase, "run_id": self.run_id, **exc.evidence()},
+                )
+            ) from exc
+        except BudgetExceeded as exc:
+            timeout = "deadline" in exc.reason
+            raise _Stop(
+                ErrorResponse.of(
+                    "timeout" if timeout else "budget_exceeded",
+                    f"{phase}: {exc}",
+                    retryable=False,
+                    details={"phase": phase, "run_id": self.run_id, "usage": exc.usage.as_dict()},
+                )
+            ) from exc
+        except ModelError as exc:
+            raise _Stop(
+                ErrorResponse.of(
+                    "model_error",
+                    f"{phase}: {exc}",
+                    retryable=True,
+                    details={"phase": phase, "run_id": self.run_id},
+                )
+            ) from exc
+        except GuardsearchError as exc:
+            raise _Stop(
+                ErrorResponse.of(
+                    "run_error",
+                    f"{phase}: {exc}",
+                    retryable=False,
+                    details={"phase": phase, "run_id": self.run_id},
+                )
+            ) from exc
+
+    # -- the loop --------------------------------------------------------------------
+
+    async def execute(self) -> AgentResponse:
+        await self.do_plan()
+        while True:
+            reason = self.stop_before_search()
+            if reason:
+                self.stop_reason = reason
+                break
+            await self.do_search()
+            self.maybe_compact()
+            reason = self.stop_before_reflect()
+            if reason:
+                self.stop_reason = reason
+                break
+            await self.do_reflect()
+            self.advance(self.state.next_iteration())
+            if self.state.sufficient:
+                self.stop_reason = "sufficient"
+                break
+            self.choose_next_queries()
+        self.advance(self.state.terminated(not self.state.sufficient))
+        self.maybe_compact(before_synthesis=True)
+        return await self.do_synthesize()
+
+    def stop_before_search(self) -> str | None:
+        s = self.state
+        if s.iteration >= s.max_iters:
+            return "max_iters"
+        if self.elapsed() >= s.max_execution_time_s:
+            return "max_execution_time"
+        if s.degraded_mode:
+            return "degraded"
+        if not s.plan_queries:
+            return "no_new_queries"
+        return None
+
+    def stop_before_reflect(self) -> str | None:
+        if self.state.degraded_mode:
+            return "degraded"  # searching is over; reflecting cannot change that
+        if self.elapsed() >= self.state.max_execution_time_s:
+            return "max_execution_time"
+        if self.state.token_budget < self.reflection_cost() + self.synthesis_reserve():
+            return "token_budget"
+        return None
+
+    async def do_plan(self) -> None:
+        emit_phase(self.trace, "plan", self.state)
+        step = plan_step(self.config)
+        outcome = await self.step(
+            "plan", run_step(step, self.context, self.metered, variables={"task": self.state.task})
+        )
+        draft = PlanDraft.model_validate(outcome.value)
+        planned = [q for q in draft.queries if _meaningful(q.query)]
+        self.plan = PlanResponse(queries=planned)
+        limits = self.config.limits(draft.complexity)
+        queries = [
+            Query(query=self.state.task, intent="the task as asked"),
+            *(Query(query=q.query, intent=q.intent) for q in planned),
+        ]
+        self.advance(
+            self.refresh_budget(
+                self.state.with_limits(
+                    tier=limits.name,
+                    max_iters=limits.max_iters,
+                    max_queries=limits.max_queries,
+                    max_sources=limits.max_sources,
+                ).with_queries(queries)
+            )
+        )
+        emit_phase(
+            self.trace,
+            "planned",
+            self.state,
+            tier=limits.name,
+            detected=draft.complexity,
+            queries=[q.query for q in self.state.plan_queries],
+        )
+
+    async def do_search(self) -> None:
+        queries = self.state.plan_queries
+        emit_phase(self.trace, "search", self.state, queries=[q.query for q in queries])
+        outcomes: list[QueryOutcome] = []
+        for query in queries:
+            if self.elapsed() >= self.state.max_execution_time_s:
+                break
+            outcomes.append(await self.search.search(query.query, self.config.hits_per_query))
+        new = self.state.with_search(outcomes)
+        for result in new.search_results[len(self.state.search_results) :]:
+            self.raw.put(result.handle, result.text)
+        if self.search.degraded and not new.degraded_mode:
+            new = new.degraded()
+        self.advance(new)
+        emit_phase(
+            self.trace,
+            "searched",
+            self.state,
+            found=sum(len(o.hits) for o in outcomes),
+            failed=[o.query for o in outcomes if o.failed],
+            empty=[o.query for o in outcomes if not o.failed and o.empty],
+            reformulated={o.query: o.reformulated_as for o in outcomes if o.reformulated_as},
+            degraded=self.state.degraded_mode,
+        )
+
+    def maybe_compact(self, *, before_synthesis: bool = False) -> None:
+        self.advance(self.refresh_budget(self.state))
+        reason = compaction_reason(
+            self.state,
+            ratio=self.config.compaction_ratio,
+            token_cap=self.config.state_token_cap,
+            before_synthesis=before_synthesis,
+        )
+        if reason is None:
+            return
+        before = self.state.approx_tokens()
+        self.advance(compact(self.state, self.config.active_results))
+        emit_phase(
+            self.trace,
+            "compact",
+            self.state,
+            reason=reason,
+            tokens_before=before,
+            tokens_after=self.state.approx_tokens(),
+            compacted=sum(r.compacted for r in self.state.search_results),
+        )
+
+    def reflection_call(self) -> tuple[Step, dict[str, Any]]:
+        s = self.state
+        shown = s.ranked()[: self.config.active_results + 4]
+        done = {r.query for r in s.queries_run}
+        failed = [q for q in s.failed_queries if q in done][-4:]
+        step = reflect_step(
+            self.config,
+            has_results=bool(s.search_results),
+            can_continue=s.iteration + 1 < s.max_iters,
+        )
+        variables = {"task": s.task, "results": render_results(shown), "failed": "; ".join(failed)}
+        return step, variables
+
+    async def do_reflect(self) -> None:
+        s = self.state
+        emit_phase(self.trace, "reflect", s)
+        step, variables = self.reflection_call()
+        outcome = await self.step(
+            "reflect", run_step(step, self.context, self.metered, variables=variables)
+        )
+        draft = ReflectionDraft.model_validate(outcome.value)
+        # Small models echo the prompt's placeholders ("..."): those are not gaps or queries.
+        gaps = [g for g in draft.gaps if _meaningful(g)]
+        new_queries = [q for q in draft.new_queries if _meaningful(q.query)]
+        state = self.refresh_budget(s)
+        self.reflections.append(
+            ReflectionResponse(
+                sufficient=draft.sufficient,
+                confidence=draft.confidence,
+                gaps=gaps,
+                new_queries=new_queries,
+                metadata=self.metadata(outcome.usage.total_tokens),
+            )
+        )
+        self.advance(
+            state.with_reflection(
+                sufficient=draft.sufficient, confidence=draft.confidence, gaps=gaps
+            )
+        )
+        self._pending = [Query(query=q.query, intent=q.intent) for q in new_queries]
+        emit_phase(
+            self.trace,
+            "reflected",
+            self.state,
+            sufficient=draft.sufficient,
+            confidence=draft.confidence,
+            gaps=gaps,
+            new_queries=[q.query for q in new_queries],
+        )
+
+    def choose_next_queries(self) -> None:
+        """The reflector's queries; else its gaps as queries; else broader variants of the
+        queries that found too little (tier 2 without a model call)."""
+        s = self.state
+        candidates = list(self._pending)
+        candidates += [Query(query=g, intent="gap") for g in s.gaps]
+        for failed in s.failed_queries:
+            candidates += [
+                Query(query=v, intent=f"reformulation of: {failed}") for v in broaden(failed)
+            ]
+        self.advance(s.with_queries(candidates))
+        emit_phase(
+            self.trace,
+            "next_queries",
+            self.state,
+            queries=[q.query for q in self.state.plan_queries],
+        )
+
+    async def do_synthesize(self) -> AgentResponse:
+        s = self.state
+        emit_phase(
+            self.trace,
+            "synthesize",
+            s,
+            degraded=s.degraded_mode,
+            insufficient=s.insufficient_termination,
+            stop_reason=self.stop_reason,
+        )
+        if not s.search_results:
+            return self.no_source_answer()
+        full = {r.id: self.raw.get(r.handle, r.text) for r in s.search_results}
+        shown = s.ranked()[: self.config.synthesis_sources]
+        step = synthesize_step(self.config, full)
+        outcome = await self.step(
+            "synthesize",
+            run_step(step, self.context, self.metered, variables=self.synthesis_variables(shown)),
+        )
+        draft = SynthesisDraft.model_validate(outcome.value)
+        emit_phase(
+            self.trace, "verify", self.refresh_budget(self.state), method=self.config.support
+        )
+        verification = await self.step(
+            "verify",
+            verify_citations(draft.answer, draft.citations, full, self.judge(), question=s.task),
+        )
+        self.verification = verification
+        if not verification.verified:
+            raise _Stop(
+                ErrorResponse.of(
+                    "unverified_answer",
+                    "no cited source supports the answer after verification",
+                    retryable=False,
+                    details={
+                        "phase": "verify",
+                        "run_id": self.run_id,
+                        "answer": draft.answer,
+                        "hallucinated": list(verification.hallucinated),
+                        "unsupported": list(verification.unsupported),
+                    },
+                )
+            )
+        answer = strip_ids(draft.answer, verification.dropped)
+        if s.degraded_mode and DEGRADED_NOTE.lower() not in answer.lower():
+            answer = f"{answer} ({DEGRADED_NOTE})"
+        verified = [r for r in (s.result(i) for i in verification.verified) if r is not None]
+        self.advance(
+            self.refresh_budget(self.state).with_citations(
+                CitationRecord(id=r.id, title=r.title, type=r.kind, location=r.location)
+                for r in verified
+            )
+        )
+        tokens = outcome.usage.total_tokens
+        self.synthesis = SynthesisResponse(
+            answer=answer,
+            citations=[
+                Citation(id=c.id, title=c.title, type=c.type, location=c.location)
+                for c in self.state.citations
+            ],
+            metadata=self.metadata(tokens),
+        )
+        emit_phase(
+            self.trace,
+            "verified",
+            self.state,
+            verified=list(verification.verified),
+            hallucinated=list(verification.hallucinated),
+            unsupported=list(verification.unsupported),
+        )
+        return self.response(
+            answer,
+            verification,
+            [
+                AgentSource(
+                    id=r.id,
+                    title=r.title,
+                    type=r.kind,
+                    location=r.location,
+                    snippet=_snippet(full[r.id]),
+                    provider=r.provider,
+                    license=r.license,
+                    attribution=r.attribution,
+                )
+                for r in verified
+            ],
+            tokens,
+        )
+
+    def synthesis_variables(self, shown: Sequence[SearchResult]) -> dict[str, Any]:
+        s = self.state
+        return {
+            "task": s.task,
+            "sources": render_sources(shown, self.config.snippet_chars),
+            "degraded": s.degraded_mode,
+            "insufficient": s.insufficient_termination,
+        }
+
+    def judge(self) -> SupportJudge:
+        if self.config.support == "model":
+            return ModelSupport(self.metered)
+        if self.config.support == "off":
+            return _Always()
+        return LexicalSupport(self.config.support_threshold)
+
+    def no_source_answer(self) -> AgentResponse:
+        """Nothing was retrieved: say so plainly instead of letting the model guess."""
+        answer = NO_SOURCES_ANSWER
+        if self.state.degraded_mode:
+            answer = f"{answer} ({DEGRADED_NOTE})"
+        self.synthesis = SynthesisResponse(answer=answer, citations=[], metadata=self.metadata(0))
+        report = Verification(
+            method="none",
+            cited=(),
+            verified=(),
+            hallucinated=(),
+            unsupported=(),
+            unsupported_claims=(),
+        )
+        return self.response(answer, report, [], 0)
+
+    def response(
+        self, answer: str, verification: Verification, sources: list[AgentSource], tokens: int
+    ) -> AgentResponse:
+        s = self.state
+        used = self.metered.usage
+        return AgentResponse(
+            summary=answer,
+            final_answer=answer,
+            sources=sources,
+            citations=CitationReport(
+                method=verification.method,
+                verified=list(verification.verified),
+                hallucinated=list(verification.hallucinated),
+                unsupported=list(verification.unsupported),
+                unsupported_claims=list(verification.unsupported_claims),
+            ),
+            sufficient=s.sufficient,
+            confidence=s.confidence,
+            insufficient_termination=s.insufficient_termination,
+            degraded_mode=s.degraded_mode,
+            stop_reason=self.stop_reason,
+            gaps=list(s.gaps),
+            tier=s.tier,  # type: ignore[arg-type]
+            iterations=s.iteration,
+            queries=[r.query for r in s.queries_run],
+            failed_queries=list(s.failed_queries),
+            errors=[{k: v for k, v in e.__dict__.items() if v is not None} for e in s.error_log],
+            usage=UsageReport(
+                calls=used.calls,
+                prompt_tokens=used.prompt_tokens,
+                completion_tokens=used.completion_tokens,
+                total_tokens=used.total_tokens,
+            ),
+            metadata=self.metadata(tokens),
+        )
+
+
+@dataclass(frozen=True)
+class _Always:
+    name: str = "off"
+
+    async def supports(self, claim: str, source: str) -> bool:
+        return True
+
+
+def _meaningful(text: str) -> bool:
+    # "<title>" or "...": the prompt's placeholders echoed back, not a query or a gap.
+    return bool(terms(text)) and "<" not in text and ">" not in text
+
+
+def _snippet(text: str, chars: int = 300) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= chars else flat[: chars - 1].rstrip() + "…"
+
+
+async def run_research(
+    task: str,
+    *,
+    model: Model,
+    providers: Sequence[SearchProvider],
+    max_iters: int | None = None,
+    max_queries: int | None = None,
+    max_sources: int | None = None,
+    max_execution_time_s: float | None = None,
+    **options: Any,
+) -> AgentResponse | ErrorResponse:
+    """The seed's `run_research(task, *, max_iters, max_queries, max_sources,
+    max_execution_time_s)`: one research run, its AgentResponse or ErrorResponse."""
+    loop = ResearchLoop(model=model, providers=providers)
+    run = await loop.run(
+        task,
+        max_iters=max_iters,
+        max_queries=max_queries,
+        max_sources=max_sources,
+        max_execution_time_s=max_execution_time_s,
+        **options,
+    )
+    return run.response
+
+
+__all__ = ["PlanQuery", "ResearchLoop", "ResearchRun", "run_research"]

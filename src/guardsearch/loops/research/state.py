@@ -1,0 +1,306 @@
+"""ResearchState: the loop's one state object (seed 001 §4), immutable.
+
+Every transition returns a new state, so the invariants can be checked by comparing
+before and after (`check_transition`):
+
+- `search_results`, `citations`, `error_log`, `failed_queries` and `queries_run` only
+  grow, and what was there stays in place with the same id (compaction may shorten
+  a result's text, never drop or renumber it);
+- `iteration` moves by exactly one, and only through `next_iteration()`;
+- a citation's id is always one of the retrieved results' ids.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+from guardsearch.core.errors import RunError
+from guardsearch.tools.resilient import QueryOutcome
+
+# A query "failed" for reformulation purposes when it errored or found fewer than
+# this many results (seed §6.2).
+FEW_RESULTS = 3
+_RRF_K = 60
+
+
+@dataclass(frozen=True, kw_only=True)
+class Query:
+    query: str
+    intent: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchResult:
+    """One distinct retrieved source with its stable id ("[1]", "[2]", ...)."""
+
+    id: str
+    title: str
+    location: str
+    text: str
+    kind: str
+    provider: str
+    description: str = ""
+    license: str = ""
+    attribution: str = ""
+    query: str = ""
+    iteration: int = 0
+    compacted: bool = False
+    handle: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class QueryRecord:
+    """One query as run: which results it returned (by id, in rank order), or why not."""
+
+    query: str
+    iteration: int
+    ids: tuple[str, ...] = ()
+    hits: int = 0
+    provider: str | None = None
+    error: str | None = None
+    reformulated_as: str | None = None
+    skipped: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class ErrorRecord:
+    """Something that went wrong and was handled (seed §14: kept for observability)."""
+
+    phase: str
+    error: str
+    attempt: int | None = None
+    query: str | None = None
+    provider: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CitationRecord:
+    id: str
+    title: str
+    type: str
+    location: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResearchState:
+    task: str
+    max_iters: int
+    max_execution_time_s: float
+    token_budget: int
+    max_queries: int = 10
+    max_sources: int = 15
+    tier: str = "standard"
+    plan_queries: tuple[Query, ...] = ()
+    search_results: tuple[SearchResult, ...] = ()
+    citations: tuple[CitationRecord, ...] = ()
+    iteration: int = 0
+    sufficient: bool = False
+    confidence: float = 0.0
+    gaps: tuple[str, ...] = ()
+    failed_queries: tuple[str, ...] = ()
+    error_log: tuple[ErrorRecord, ...] = ()
+    queries_run: tuple[QueryRecord, ...] = ()
+    degraded_mode: bool = False
+    insufficient_termination: bool = False
+    compactions: int = 0
+    initial_token_budget: int = field(default=0)
+
+    def __post_init__(self) -> None:
+        if not self.initial_token_budget:
+            object.__setattr__(self, "initial_token_budget", self.token_budget)
+
+    # -- transitions -----------------------------------------------------------------
+
+    def with_limits(
+        self, *, tier: str, max_iters: int, max_queries: int, max_sources: int
+    ) -> ResearchState:
+        return replace(
+            self, tier=tier, max_iters=max_iters, max_queries=max_queries, max_sources=max_sources
+        )
+
+    def with_queries(self, queries: Iterable[Query]) -> ResearchState:
+        """The queries for the next search: new ones only (never re-run a query), trimmed."""
+        done = {_norm(r.query) for r in self.queries_run}
+        chosen: dict[str, Query] = {}
+        for q in queries:
+            key = _norm(q.query)
+            if key and key not in done and key not in chosen:
+                chosen[key] = q
+        return replace(self, plan_queries=tuple(chosen.values())[: self.max_queries])
+
+    def with_search(self, outcomes: Sequence[QueryOutcome]) -> ResearchState:
+        """Append this iteration's new sources (at most `max_sources`), records, failures.
+
+        New sources are taken rank by rank across the queries (every query's best hit
+        before any query's second), so the cap never lets one query crowd out the rest.
+        """
+        by_location = {r.location: r for r in self.search_results}
+        results = list(self.search_results)
+        added = 0
+        depth = max((len(o.hits) for o in outcomes), default=0)
+        for rank in range(depth):
+            for outcome in outcomes:
+                if rank >= len(outcome.hits) or added >= self.max_sources:
+                    continue
+                hit = outcome.hits[rank]
+                if hit.location in by_location:
+                    continue
+                number = len(results) + 1
+                source = SearchResult(
+                    id=f"[{number}]",
+                    title=hit.title,
+                    location=hit.location,
+                    text=hit.text,
+                    kind=hit.kind,
+                    provider=hit.provider,
+                    description=hit.description,
+                    license=hit.license,
+                    attribution=hit.attribution,
+                    query=outcome.query,
+                    iteration=self.iteration + 1,
+                    handle=f"raw:{number}",
+                )
+                results.append(source)
+                by_location[hit.location] = source
+                added += 1
+        records = list(self.queries_run)
+        failed = list(self.failed_queries)
+        errors = list(self.error_log)
+        for outcome in outcomes:
+            ids = tuple(
+                by_location[h.location].id for h in outcome.hits if h.location in by_location
+            )
+            records.append(
+                QueryRecord(
+                    query=outcome.query,
+                    iteration=self.iteration + 1,
+                    ids=ids,
+                    hits=len(outcome.hits),
+                    provider=outcome.provider,
+                    error=outcome.error,
+                    reformulated_as=outcome.reformulated_as,
+                    skipped=outcome.skipped,
+                )
+            )
+            if (outcome.failed or len(outcome.hits) < FEW_RESULTS) and outcome.query not in failed:
+                failed.append(outcome.query)
+            errors += [
+                ErrorRecord(
+                    phase="search",
+                    error=f.error,
+                    attempt=f.attempt,
+                    query=outcome.query,
+                    provider=f.provider,
+                )
+                for f in outcome.faults
+            ]
+            if outcome.skipped:
+                errors.append(
+                    ErrorRecord(
+                        phase="search", error=outcome.error or "skipped", query=outcome.query
+                    )
+                )
+        return replace(
+            self,
+            search_results=tuple(results),
+            queries_run=tuple(records),
+            failed_queries=tuple(failed),
+            error_log=tuple(errors),
+        )
+
+    def with_reflection(
+        self, *, sufficient: bool, confidence: float, gaps: Sequence[str]
+    ) -> ResearchState:
+        return replace(self, sufficient=sufficient, confidence=confidence, gaps=tuple(gaps))
+
+    def next_iteration(self) -> ResearchState:
+        return replace(self, iteration=self.iteration + 1)
+
+    def with_error(self, phase: str, error: str, **where: Any) -> ResearchState:
+        return replace(
+            self, error_log=(*self.error_log, ErrorRecord(phase=phase, error=error, **where))
+        )
+
+    def with_budget(self, remaining: int) -> ResearchState:
+        return replace(self, token_budget=max(0, remaining))
+
+    def degraded(self) -> ResearchState:
+        return replace(self, degraded_mode=True)
+
+    def terminated(self, insufficient: bool) -> ResearchState:
+        return replace(self, insufficient_termination=insufficient)
+
+    def with_compaction(self, summaries: dict[str, str]) -> ResearchState:
+        """Replace the text of the results in `summaries` by their summary (handles stay)."""
+        results = tuple(
+            replace(r, text=summaries[r.id], compacted=True) if r.id in summaries else r
+            for r in self.search_results
+        )
+        return replace(self, search_results=results, compactions=self.compactions + 1)
+
+    def with_citations(self, citations: Iterable[CitationRecord]) -> ResearchState:
+        known = {r.id for r in self.search_results}
+        have = {c.id for c in self.citations}
+        new = []
+        for c in citations:
+            if c.id not in known:
+                raise RunError(f"citation {c.id} is not a retrieved source")
+            if c.id not in have:
+                new.append(c)
+                have.add(c.id)
+        return replace(self, citations=(*self.citations, *new))
+
+    # -- views -----------------------------------------------------------------------
+
+    def result(self, source_id: str) -> SearchResult | None:
+        return next((r for r in self.search_results if r.id == source_id), None)
+
+    def ranked(self) -> list[SearchResult]:
+        """Results best first by reciprocal rank fusion over every query that found them:
+        a source several queries rank high is more likely the one the task is about."""
+        score: dict[str, float] = {}
+        for record in self.queries_run:
+            for rank, source_id in enumerate(record.ids, 1):
+                score[source_id] = score.get(source_id, 0.0) + 1.0 / (_RRF_K + rank)
+        order = {r.id: i for i, r in enumerate(self.search_results)}
+        return sorted(self.search_results, key=lambda r: (-score.get(r.id, 0.0), order[r.id]))
+
+    @property
+    def budget_fraction(self) -> float:
+        return self.token_budget / self.initial_token_budget if self.initial_token_budget else 1.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def approx_tokens(self) -> int:
+        """Rough size of the serialised state (4 characters per token)."""
+        return len(json.dumps(self.as_dict(), ensure_ascii=False)) // 4
+
+
+def _norm(query: str) -> str:
+    return " ".join(query.lower().split())
+
+
+def check_transition(before: ResearchState, after: ResearchState) -> None:
+    """Raise RunError if `after` breaks an invariant of `before` (see module docstring)."""
+    problems = []
+    if after.task != before.task:
+        problems.append("task changed")
+    if after.iteration not in (before.iteration, before.iteration + 1):
+        problems.append(f"iteration jumped {before.iteration} -> {after.iteration}")
+    old = [(r.id, r.location) for r in before.search_results]
+    new = [(r.id, r.location) for r in after.search_results]
+    if new[: len(old)] != old:
+        problems.append("search_results were removed or renumbered")
+    for name in ("citations", "error_log", "failed_queries", "queries_run"):
+        a, b = getattr(before, name), getattr(after, name)
+        if tuple(b[: len(a)]) != tuple(a):
+            problems.append(f"{name} is not append-only")
+    ids = {r.id for r in after.search_results}
+    if any(c.id not in ids for c in after.citations):
+        problems.append("a citation is not a retrieved source")
+    if problems:
+        raise RunError("research state invariant broken: " + "; ".join(problems))

@@ -1,0 +1,386 @@
+"""The research service: FastAPI app factory.
+
+    app = create_app()                                  # embedded model, offline corpus
+    app = create_app(model=ScriptedModel(fn))           # tests: any Model object
+    app = create_app(model_spec="openai:URL#name", provider_specs=["searxng:URL", "corpus"])
+
+Endpoints: POST /run (AgentResponse; `stream` -> server-sent events per phase,
+`async` -> 202 + job id), POST /run-simple, POST /search, GET /runs/{id},
+GET /metrics (Prometheus), GET /healthz, and the OpenAPI docs at /docs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+
+from guardsearch.core.errors import ConfigError
+from guardsearch.core.events import Event, Trace
+from guardsearch.loops.research.config import ResearchConfig
+from guardsearch.loops.research.orchestrator import ResearchLoop, ResearchRun
+from guardsearch.loops.research.schemas import AgentResponse, ErrorResponse
+from guardsearch.models.base import Model
+from guardsearch.server.jobs import Job, JobStore
+from guardsearch.server.metrics import ServiceMetrics
+from guardsearch.server.schemas import (
+    Health,
+    JobAccepted,
+    JobStatus,
+    RunRequest,
+    SearchHitOut,
+    SearchRequest,
+    SearchResponse,
+)
+from guardsearch.server.security import API_KEY_ENV, ApiKeyGuard, BodyLimit
+from guardsearch.tools.base import SearchError, SearchProvider
+from guardsearch.tools.corpus_search import CorpusProvider
+from guardsearch.tools.resilient import ResilienceSettings, ResilientSearch
+
+MAX_BODY_BYTES = 64 * 1024
+
+# How a run's error type maps to an HTTP status (the body is always the ErrorResponse).
+STATUS = {
+    "invalid_request": 400,
+    "unauthorized": 401,
+    "request_too_large": 413,
+    "budget_exceeded": 422,
+    "parse_error": 502,
+    "guard_failed": 502,
+    "unverified_answer": 502,
+    "model_error": 502,
+    "timeout": 504,
+}
+
+
+def error_status(error: ErrorResponse) -> int:
+    return STATUS.get(error.error.type, 500)
+
+
+class _Service:
+    """What the endpoints share: the model, providers, config, jobs, metrics."""
+
+    def __init__(
+        self,
+        model: Model | None,
+        model_spec: str | None,
+        providers: Sequence[SearchProvider] | None,
+        provider_specs: Sequence[str] | None,
+        config: ResearchConfig,
+        resilience: ResilienceSettings,
+        max_concurrent_runs: int,
+        max_jobs: int,
+    ) -> None:
+        self.model = model
+        self.model_spec = model_spec
+        self.providers = list(providers) if providers is not None else None
+        self.provider_specs = list(provider_specs) if provider_specs else None
+        self.config = config
+        self.resilience = resilience
+        self.runs = asyncio.Semaphore(max_concurrent_runs)
+        self.jobs = JobStore(max_jobs)
+        self.metrics = ServiceMetrics()
+        self._lock = asyncio.Lock()
+
+    async def loop(self) -> ResearchLoop:
+        """The research loop, building the model and providers on first use (off the event
+        loop: loading weights or indexing the corpus takes seconds)."""
+        if self.model is None or self.providers is None:
+            async with self._lock:
+                if self.model is None:
+                    from guardsearch.models.spec import model_from_spec
+
+                    self.model = await asyncio.to_thread(model_from_spec, self.model_spec)
+                if self.providers is None:
+                    from guardsearch.tools.spec import providers_from_specs
+
+                    self.providers = await asyncio.to_thread(
+                        providers_from_specs, self.provider_specs
+                    )
+        return ResearchLoop(
+            model=self.model,
+            providers=self.providers,
+            config=self.config,
+            resilience=self.resilience,
+        )
+
+    def providers_for(self, loop: ResearchLoop, corpus: str | None) -> list[SearchProvider]:
+        if corpus is None:
+            return list(loop.providers)
+        out: list[SearchProvider] = []
+        for p in loop.providers:
+            if isinstance(p, CorpusProvider):
+                try:
+                    out.append(CorpusProvider(index=p.index, corpus=corpus))
+                except SearchError as exc:
+                    raise ConfigError(str(exc)) from exc
+            else:
+                out.append(p)
+        return out
+
+    async def research(self, body: RunRequest, trace: Trace, run_id: str) -> ResearchRun:
+        loop = await self.loop()
+        if body.corpus is not None:
+            loop = ResearchLoop(
+                model=loop.model,
+                providers=self.providers_for(loop, body.corpus),
+                config=loop.config,
+                resilience=loop.resilience,
+            )
+        async with self.runs:
+            run = await loop.run(body.task, trace=trace, run_id=run_id, **body.options())
+        self.metrics.observe(run)
+        return run
+
+
+def create_app(
+    *,
+    model: Model | None = None,
+    model_spec: str | None = None,
+    providers: Sequence[SearchProvider] | None = None,
+    provider_specs: Sequence[str] | None = None,
+    config: ResearchConfig | None = None,
+    resilience: ResilienceSettings | None = None,
+    api_key: str | None = None,
+    max_body_bytes: int = MAX_BODY_BYTES,
+    max_concurrent_runs: int = 64,
+    max_jobs: int = 1000,
+) -> FastAPI:
+    """Build the research service. Nothing heavy happens until the first request."""
+    service = _Service(
+        model,
+        model_spec,
+        providers,
+        provider_specs,
+        config or ResearchConfig.from_env(),
+        resilience or ResilienceSettings(),
+        max_concurrent_runs,
+        max_jobs,
+    )
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        await service.jobs.close()
+
+    from guardsearch import __version__
+
+    app = FastAPI(
+        title="guardsearch research service",
+        version=__version__,
+        description="Plan -> search -> reflect -> synthesize with verified citations "
+        "(seed 001). Answers cite retrieved sources only.",
+        lifespan=lifespan,
+    )
+    app.state.service = service
+    key = api_key if api_key is not None else os.environ.get(API_KEY_ENV) or None
+    if key:
+        app.add_middleware(ApiKeyGuard, key=key)
+    app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'][1:]) or 'body'}: {e['msg']}"
+            for e in exc.errors()[:5]
+        )
+        error = ErrorResponse.of("invalid_request", problems or "invalid request", retryable=False)
+        return JSONResponse(error.model_dump(exclude_none=True), status_code=400)
+
+    async def run_endpoint(body: RunRequest) -> Response:
+        run_id = uuid.uuid4().hex[:16]
+        if body.stream:
+            return StreamingResponse(
+                _sse(service, body, run_id),
+                media_type="text/event-stream",
+                headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+            )
+        if body.run_async:
+
+            async def work(job: Job) -> AgentResponse | ErrorResponse:
+                trace = Trace()
+                trace.subscribe(lambda e: job.on_phase(e.data) if e.kind == "phase" else None)
+                return (await _safe_research(service, body, trace, run_id)).response
+
+            service.jobs.start(run_id, work)
+            accepted = JobAccepted(id=run_id, status="pending", status_url=f"/runs/{run_id}")
+            return JSONResponse(
+                accepted.model_dump(), status_code=202, headers={"Location": f"/runs/{run_id}"}
+            )
+        run = await _safe_research(service, body, Trace(), run_id)
+        return _respond(run.response)
+
+    @app.post(
+        "/run",
+        response_model=AgentResponse,
+        summary="Research a question",
+        responses={
+            202: {"model": JobAccepted},
+            400: {"model": ErrorResponse},
+            502: {"model": ErrorResponse},
+            504: {"model": ErrorResponse},
+        },
+    )
+    async def run(body: RunRequest) -> Response:
+        """Plan, search, reflect and synthesize an answer with verified citations."""
+        return await run_endpoint(body)
+
+    @app.post(
+        "/run-simple",
+        response_model=AgentResponse,
+        summary="Research, simple tier",
+        responses={202: {"model": JobAccepted}, 400: {"model": ErrorResponse}},
+    )
+    async def run_simple(body: RunRequest) -> Response:
+        """Like /run with `complexity_tier` defaulting to "simple" (2 iterations, 3 queries)."""
+        if body.complexity_tier is None:
+            body = body.model_copy(update={"complexity_tier": "simple"})
+        return await run_endpoint(body)
+
+    @app.post("/search", response_model=SearchResponse, summary="Search without a model")
+    async def search(body: SearchRequest) -> Response:
+        """One resilient search (retry, reformulation, fallback) over the providers."""
+        loop = await service.loop()
+        try:
+            providers = service.providers_for(loop, body.corpus)
+        except ConfigError as exc:
+            return _respond(ErrorResponse.of("invalid_request", str(exc), retryable=False))
+        outcome = await ResilientSearch(providers, settings=service.resilience).search(
+            body.query, body.k
+        )
+        result = SearchResponse(
+            query=body.query,
+            provider=outcome.provider,
+            reformulated_as=outcome.reformulated_as,
+            error=outcome.error,
+            results=[
+                SearchHitOut(
+                    title=h.title,
+                    location=h.location,
+                    text=h.text,
+                    provider=h.provider,
+                    kind=h.kind,
+                    rank=h.rank,
+                    license=h.license,
+                    attribution=h.attribution,
+                )
+                for h in outcome.hits
+            ],
+        )
+        return JSONResponse(result.model_dump(), status_code=200 if not outcome.failed else 503)
+
+    @app.get(
+        "/runs/{run_id}",
+        response_model=JobStatus,
+        summary="Poll an async run",
+        responses={404: {"model": ErrorResponse}},
+    )
+    async def get_run(run_id: str) -> Response:
+        job = service.jobs.get(run_id)
+        if job is None:
+            return _respond(
+                ErrorResponse.of("not_found", f"no run {run_id!r}", retryable=False), 404
+            )
+        status = JobStatus(
+            id=job.id,
+            status=job.status,  # type: ignore[arg-type]
+            created_at=job.created_at,
+            finished_at=job.finished_at,
+            phases=job.phases,
+            result=job.result,
+        )
+        return JSONResponse(status.model_dump(mode="json"))
+
+    @app.get("/metrics", summary="Prometheus metrics")
+    async def metrics() -> Response:
+        body, content_type = service.metrics.exposition()
+        return Response(body, media_type=content_type)
+
+    @app.get("/healthz", response_model=Health, summary="Liveness")
+    async def healthz() -> Health:
+        model_name = (
+            service.model.name
+            if service.model is not None
+            else (service.model_spec or "default (not loaded yet)")
+        )
+        providers = (
+            [p.name for p in service.providers]
+            if service.providers is not None
+            else list(service.provider_specs or ["corpus"])
+        )
+        return Health(status="ok", model=model_name, providers=providers, version=__version__)
+
+    return app
+
+
+async def _safe_research(
+    service: _Service, body: RunRequest, trace: Trace, run_id: str
+) -> ResearchRun:
+    """A run that always ends in a response: setup errors become ErrorResponses too."""
+    try:
+        return await service.research(body, trace, run_id)
+    except ConfigError as exc:
+        error = ErrorResponse.of("invalid_request", str(exc), retryable=False)
+    except Exception as exc:  # model loading and the like: report, never crash the server
+        error = ErrorResponse.of("internal_error", f"{type(exc).__name__}: {exc}", retryable=True)
+    from guardsearch.core.usage import Usage
+    from guardsearch.loops.research.state import ResearchState
+
+    state = ResearchState(task=body.task, max_iters=1, max_execution_time_s=1, token_budget=1)
+    return ResearchRun(
+        run_id=run_id, response=error, state=state, trace=trace, usage=Usage(), seconds=0.0
+    )
+
+
+def _respond(response: AgentResponse | ErrorResponse, status: int | None = None) -> JSONResponse:
+    if isinstance(response, AgentResponse):
+        return JSONResponse(response.model_dump(mode="json"))
+    return JSONResponse(
+        response.model_dump(mode="json", exclude_none=True),
+        status_code=status or error_status(response),
+    )
+
+
+def _sse_event(event: str, data: Any) -> bytes:
+    payload = json.dumps(data, ensure_ascii=False, default=str)
+    return f"event: {event}\ndata: {payload}\n\n".encode()
+
+
+async def _sse(service: _Service, body: RunRequest, run_id: str) -> AsyncIterator[bytes]:
+    """One `phase` event per loop phase, then one `result` (or `error`) event."""
+    queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+    trace = Trace()
+
+    def forward(event: Event) -> None:
+        if event.kind == "phase":
+            queue.put_nowait(("phase", event.data))
+
+    trace.subscribe(forward)
+
+    async def work() -> None:
+        run = await _safe_research(service, body, trace, run_id)
+        response = run.response
+        if isinstance(response, AgentResponse):
+            queue.put_nowait(("result", response.model_dump(mode="json")))
+        else:
+            queue.put_nowait(("error", response.model_dump(mode="json", exclude_none=True)))
+
+    task = asyncio.create_task(work())
+    try:
+        yield _sse_event("run", {"run_id": run_id})
+        while True:
+            kind, data = await queue.get()
+            yield _sse_event(kind, data)
+            if kind in ("result", "error"):
+                break
+    finally:
+        if not task.done():
+            task.cancel()  # the client went away: stop spending on an answer nobody reads

@@ -1,0 +1,78 @@
+"""Async research jobs (`"async": true`): in-memory, bounded, polled by GET /runs/{id}.
+
+Jobs live in the server process; the oldest finished ones are evicted past
+`max_jobs`. Durable runs belong to the store layer; this is the seed's polling
+option (§16.1), not a queue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from guardsearch.loops.research.schemas import AgentResponse, ErrorResponse
+
+_PHASES_KEPT = 50
+
+
+@dataclass
+class Job:
+    id: str
+    status: str = "pending"
+    created_at: float = field(default_factory=time.time)
+    finished_at: float | None = None
+    phases: list[dict[str, Any]] = field(default_factory=list)
+    result: AgentResponse | ErrorResponse | None = None
+
+    def on_phase(self, data: dict[str, Any]) -> None:
+        self.phases.append(data)
+        del self.phases[:-_PHASES_KEPT]
+
+
+class JobStore:
+    def __init__(self, max_jobs: int = 1000) -> None:
+        self.max_jobs = max_jobs
+        self._jobs: OrderedDict[str, Job] = OrderedDict()
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def get(self, job_id: str) -> Job | None:
+        return self._jobs.get(job_id)
+
+    def start(
+        self, job_id: str, work: Callable[[Job], Awaitable[AgentResponse | ErrorResponse]]
+    ) -> Job:
+        job = Job(id=job_id)
+        self._jobs[job_id] = job
+        self._evict()
+
+        async def runner() -> None:
+            job.status = "running"
+            try:
+                job.result = await work(job)
+            except Exception as exc:  # work never raises by design; keep the job honest anyway
+                job.result = ErrorResponse.of(
+                    "internal_error", f"{type(exc).__name__}: {exc}", retryable=False
+                )
+            job.status = "succeeded" if isinstance(job.result, AgentResponse) else "failed"
+            job.finished_at = time.time()
+
+        task = asyncio.create_task(runner())
+        self._tasks.add(task)  # keep a reference: the loop holds tasks only weakly
+        task.add_done_callback(self._tasks.discard)
+        return job
+
+    def _evict(self) -> None:
+        while len(self._jobs) > self.max_jobs:
+            victim = next((k for k, j in self._jobs.items() if j.finished_at is not None), None)
+            if victim is None:
+                break
+            del self._jobs[victim]
+
+    async def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)

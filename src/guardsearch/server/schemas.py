@@ -1,0 +1,100 @@
+"""HTTP request and response bodies (pydantic at the edge)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+
+from guardsearch.loops.research.schemas import AgentResponse, ErrorResponse
+
+MAX_TASK_CHARS = 2000
+
+
+class RunRequest(BaseModel):
+    """`POST /run`. Old clients send only the task; every other field is optional."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="forbid")
+
+    task: str = Field(
+        min_length=1,
+        max_length=MAX_TASK_CHARS,
+        validation_alias=AliasChoices("task", "query", "question"),
+        description="The research question (also accepted as `query` or `question`).",
+    )
+    complexity_tier: Literal["auto", "simple", "standard", "deep"] | None = Field(
+        default=None, description="Override the tier; default: auto-detected by the planner."
+    )
+    max_iters: int | None = Field(default=None, ge=1, le=20)
+    max_queries: int | None = Field(default=None, ge=1, le=30)
+    max_sources: int | None = Field(default=None, ge=1, le=50)
+    max_execution_time_s: float | None = Field(default=None, gt=0, le=900)
+    token_budget: int | None = Field(default=None, ge=500, le=2_000_000)
+    corpus: str | None = Field(
+        default=None, max_length=64, description="Search only this named corpus."
+    )
+    stream: bool = Field(default=False, description="Server-sent events, one per phase.")
+    run_async: bool = Field(
+        default=False,
+        alias="async",
+        description="Return 202 with a job id at once; poll GET /runs/{id}.",
+    )
+
+    def options(self) -> dict[str, Any]:
+        return {
+            "tier": self.complexity_tier,
+            "max_iters": self.max_iters,
+            "max_queries": self.max_queries,
+            "max_sources": self.max_sources,
+            "max_execution_time_s": self.max_execution_time_s,
+            "token_budget": self.token_budget,
+        }
+
+
+class SearchRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(min_length=1, max_length=500)
+    k: int = Field(default=5, ge=1, le=50)
+    corpus: str | None = Field(default=None, max_length=64)
+
+
+class SearchHitOut(BaseModel):
+    title: str
+    location: str
+    text: str
+    provider: str
+    kind: str
+    rank: int
+    license: str = ""
+    attribution: str = ""
+
+
+class SearchResponse(BaseModel):
+    query: str
+    results: list[SearchHitOut]
+    provider: str | None = None
+    reformulated_as: str | None = None
+    error: str | None = None
+
+
+class JobAccepted(BaseModel):
+    id: str
+    status: str
+    status_url: str
+
+
+class JobStatus(BaseModel):
+    id: str
+    status: Literal["pending", "running", "succeeded", "failed"]
+    created_at: float
+    finished_at: float | None = None
+    phases: list[dict[str, Any]] = Field(default_factory=list)
+    result: AgentResponse | ErrorResponse | None = None
+
+
+class Health(BaseModel):
+    status: str
+    model: str
+    providers: list[str]
+    version: str

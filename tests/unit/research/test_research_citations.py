@@ -1,0 +1,110 @@
+"""Citation verification (seed 001 §11 and §15.1): existence and support, checked in code."""
+
+from __future__ import annotations
+
+from research_helpers import research_model
+
+from guardsearch.loops.research.citations import (
+    LexicalSupport,
+    ModelSupport,
+    cited_ids,
+    lexical_support,
+    strip_ids,
+    verify_citations,
+)
+from guardsearch.models.metered import Metered
+
+SOURCES = {
+    "[1]": "A Sunday Afternoon on the Island of La Grande Jatte was painted from 1884 to 1886 "
+    "and is Georges Seurat's most famous work.",
+    "[2]": "Georges Pierre Seurat was a French post-Impressionist artist.",
+}
+
+
+async def test_valid_ids_pass() -> None:
+    v = await verify_citations(
+        "Georges Seurat painted it [1]. He was French [2].", [], SOURCES, LexicalSupport()
+    )
+    assert v.verified == ("[1]", "[2]")
+    assert v.dropped == () and v.unsupported_claims == ()
+
+
+async def test_a_hallucinated_id_fails_validation_and_is_reported() -> None:
+    v = await verify_citations(
+        "Georges Seurat painted it [99].", ["[99]"], SOURCES, LexicalSupport()
+    )
+    assert v.verified == ()
+    assert v.hallucinated == ("[99]",)
+    assert "[99] is not a source id" in v.feedback(["[1]", "[2]"])
+
+
+async def test_a_hallucinated_id_next_to_a_valid_one_is_dropped_from_the_answer() -> None:
+    answer = "Georges Seurat painted it [1][99]."
+    v = await verify_citations(answer, ["[1]", "[99]"], SOURCES, LexicalSupport())
+    assert v.verified == ("[1]",) and v.hallucinated == ("[99]",)
+    assert strip_ids(answer, v.dropped) == "Georges Seurat painted it [1]."
+
+
+async def test_claims_unsupported_by_their_source_fail_the_semantic_check() -> None:
+    v = await verify_citations(
+        "It was painted by Vincent van Gogh in Amsterdam [1].", [], SOURCES, LexicalSupport()
+    )
+    assert v.verified == () and v.unsupported == ("[1]",)
+    assert v.unsupported_claims == ("It was painted by Vincent van Gogh in Amsterdam.",)
+
+
+async def test_a_number_the_source_does_not_contain_makes_a_claim_unsupported() -> None:
+    assert lexical_support("Seurat painted it from 1884 to 1886", SOURCES["[1]"]) == 1.0
+    assert lexical_support("Seurat painted it in 1950", SOURCES["[1]"]) == 0.0
+
+
+async def test_listed_ids_without_inline_markers_are_checked_against_the_whole_answer() -> None:
+    v = await verify_citations("Georges Seurat.", ["[1]", "2"], SOURCES, LexicalSupport())
+    assert v.verified == ("[1]", "[2]")
+
+
+def test_ids_are_collected_inline_first_and_normalised() -> None:
+    assert cited_ids("A [2]. B [ 1 ].", ["3", "[2]"]) == ["[2]", "[1]", "[3]"]
+
+
+async def test_the_optional_model_judge_decides_support() -> None:
+    model = research_model(support=['{"supported": false}'])
+    judge = ModelSupport(Metered(model))
+    v = await verify_citations("Georges Seurat painted it [1].", [], SOURCES, judge)
+    assert v.method == "model" and v.unsupported == ("[1]",)
+    prompt = model.requests[0].messages[1].content
+    assert "Claim: Georges Seurat painted it." in prompt and "1884" in prompt
+
+
+async def test_an_unparseable_judge_verdict_counts_as_no_support() -> None:
+    judge = ModelSupport(Metered(research_model(support=["not json"])))
+    assert await judge.supports("Seurat painted it", SOURCES["[1]"]) is False
+
+
+MENINAS = {
+    "[1]": "Las Meninas is a 1656 oil painting in the Museo del Prado in Madrid, by Diego "
+    "Velázquez.",
+    "[2]": "La bohème is an opera in four acts composed by Giacomo Puccini.",
+}
+
+
+async def test_an_answer_fragment_must_itself_be_in_its_source() -> None:
+    question = "Who painted Las Meninas?"
+    wrong = await verify_citations(
+        "Gustave Eiffel", ["[1]"], MENINAS, LexicalSupport(), question=question
+    )
+    right = await verify_citations(
+        "Diego Velázquez", ["[1]"], MENINAS, LexicalSupport(), question=question
+    )
+    assert wrong.verified == () and right.verified == ("[1]",)
+
+
+async def test_a_fragment_from_an_article_about_something_else_is_unsupported() -> None:
+    v = await verify_citations(
+        "Giacomo Puccini",
+        ["[2]"],
+        MENINAS,
+        LexicalSupport(),
+        question="Who composed the opera Don Giovanni?",
+    )
+    assert v.unsupported == ("[2]",)

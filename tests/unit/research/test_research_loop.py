@@ -1,0 +1,481 @@
+"""The research loop on scripted models and injected provider faults (seed 001 §15, §15.1)."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+from research_helpers import (
+    ANSWER,
+    INSUFFICIENT,
+    PLAN,
+    QUESTION,
+    FakeProvider,
+    SleepRecorder,
+    hit,
+    no_sleep,
+    phases,
+    research_model,
+    transient,
+)
+
+from guardsearch.core.messages import ModelRequest
+from guardsearch.corpus import CorpusIndex
+from guardsearch.loops.research import (
+    AgentResponse,
+    ErrorResponse,
+    ResearchConfig,
+    ResearchLoop,
+    run_research,
+)
+from guardsearch.loops.research.phases import DEGRADED_NOTE
+from guardsearch.tools import CorpusProvider, ResilienceSettings
+
+FAST = ResilienceSettings(timeout_s=0.05)
+
+
+def loop_for(model, providers, config: ResearchConfig | None = None, **kw) -> ResearchLoop:  # type: ignore[no-untyped-def]
+    return ResearchLoop(
+        model=model,
+        providers=providers,
+        config=config or ResearchConfig(),
+        resilience=kw.pop("resilience", FAST),
+        sleep=kw.pop("sleep", no_sleep),
+        **kw,
+    )
+
+
+def prompts(model, title: str) -> list[str]:  # type: ignore[no-untyped-def]
+    return [
+        "\n".join(m.content for m in r.messages)
+        for r in model.requests
+        if (r.json_schema or {}).get("title") == title
+    ]
+
+
+# -- §15 smoke -----------------------------------------------------------------------
+
+
+async def test_run_answers_with_the_agent_response_schema(small_index: CorpusIndex) -> None:
+    run = await loop_for(research_model(), [CorpusProvider(small_index)]).run(QUESTION)
+    assert isinstance(run.response, AgentResponse), run.response
+    payload = json.loads(run.response.model_dump_json())
+    AgentResponse.model_validate(payload)
+    assert payload["summary"] == payload["final_answer"]
+    assert "Georges Seurat" in payload["summary"]
+    assert set(payload) >= {
+        "summary",
+        "final_answer",
+        "sources",
+        "citations",
+        "sufficient",
+        "confidence",
+        "iterations",
+        "degraded_mode",
+        "usage",
+    }
+
+
+async def test_max_iters_1_terminates_after_one_iteration(small_index: CorpusIndex) -> None:
+    model = research_model(reflect=INSUFFICIENT)
+    run = await loop_for(model, [CorpusProvider(small_index)]).run(QUESTION, max_iters=1)
+    response = run.response
+    assert isinstance(response, AgentResponse)
+    assert response.iterations == 1 and run.state.iteration == 1
+    assert response.insufficient_termination and response.stop_reason == "max_iters"
+    assert len(prompts(model, "ReflectionDraft")) == 1
+    assert "stopped before it was complete" in prompts(model, "SynthesisDraft")[0]
+
+
+async def test_empty_search_results_fall_back_to_a_plain_no_source_answer() -> None:
+    model = research_model(reflect=INSUFFICIENT)
+    run = await loop_for(model, [FakeProvider("empty", [[]])]).run(QUESTION, tier="simple")
+    response = run.response
+    assert isinstance(response, AgentResponse)
+    assert response.sources == [] and "No sources were found" in response.summary
+    assert response.insufficient_termination and not response.sufficient
+    assert prompts(model, "SynthesisDraft") == []  # nothing to cite: no model guesswork
+
+
+async def test_cited_ids_are_resolved_to_retrieved_sources_and_verified(
+    small_index: CorpusIndex,
+) -> None:
+    answer = {
+        "answer": "Georges Seurat painted it [1]. It is a pointillist work [99].",
+        "citations": ["[1]", "[99]"],
+    }
+    run = await loop_for(research_model(synthesize=answer), [CorpusProvider(small_index)]).run(
+        QUESTION
+    )
+    response = run.response
+    assert isinstance(response, AgentResponse)
+    assert [s.id for s in response.sources] == ["[1]"]
+    source = response.sources[0]
+    assert source.title == run.state.result("[1]").title  # type: ignore[union-attr]
+    assert source.location.startswith("https://en.wikipedia.org/wiki/")
+    assert source.license == "CC BY-SA 4.0" and source.attribution
+    assert response.citations.verified == ["[1]"] and response.citations.hallucinated == ["[99]"]
+    assert "[99]" not in response.summary
+    assert [c.id for c in run.state.citations] == ["[1]"]
+    assert run.synthesis is not None and run.synthesis.citations[0].id == "[1]"
+
+
+# -- §15.1 error handling --------------------------------------------------------------
+
+
+async def test_a_search_500_is_retried_with_backoff_inside_the_loop() -> None:
+    calls = {"n": 0}
+
+    def web(query: str):  # type: ignore[no-untyped-def]
+        calls["n"] += 1
+        if calls["n"] <= 2:
+            return transient("HTTP 500 Internal Server Error")
+        return [
+            hit(
+                "La Grande Jatte",
+                "A Sunday Afternoon on the Island of La Grande Jatte "
+                "was painted by Georges Seurat.",
+            )
+        ]
+
+    sleep = SleepRecorder()
+    run = await loop_for(
+        research_model(), [FakeProvider("web", web)], resilience=ResilienceSettings(), sleep=sleep
+    ).run(QUESTION)
+    assert isinstance(run.response, AgentResponse)
+    assert 1.0 <= sleep.waits[0] < 2.0 and 2.0 <= sleep.waits[1] < 3.0
+    retries = [e for e in run.trace.of_kind("retry") if e.step == "search"]
+    assert [e.data["attempt"] for e in retries] == [2, 3]
+    assert [e["error"] for e in run.response.errors] == ["HTTP 500 Internal Server Error"] * 2
+    assert not run.response.degraded_mode
+
+
+async def test_three_empty_results_trigger_reformulation() -> None:
+    painting = hit(
+        "La Grande Jatte",
+        "A Sunday Afternoon on the Island of La Grande Jatte was painted by Georges Seurat.",
+    )
+    web = FakeProvider("web", lambda q: [painting] if q == "Seurat painter" else [])
+    reflect = {
+        **INSUFFICIENT,
+        "new_queries": [{"query": "Seurat painter", "intent": "reformulation"}],
+    }
+    model = research_model(reflect=[reflect, {**INSUFFICIENT, "sufficient": True}])
+    run = await loop_for(model, [web]).run(QUESTION, tier="simple")
+    response = run.response
+    assert isinstance(response, AgentResponse), response
+    first = run.state.queries_run[:3]
+    assert [r.hits for r in first] == [0, 0, 0]
+    assert run.state.failed_queries[:3] == tuple(r.query for r in first)
+    notes = [e for e in run.trace.of_kind("note") if e.data.get("what") == "reformulate"]
+    assert len(notes) >= 3  # tier 2 in code: broader variants of each empty query
+    reflect_prompt = prompts(model, "ReflectionDraft")[0]
+    assert "found fewer than 3 results" in reflect_prompt
+    assert all(q in reflect_prompt for q in run.state.failed_queries[:3])
+    assert "Seurat painter" in web.queries  # the model's reformulation was searched
+    assert response.sources[0].title == "La Grande Jatte"
+
+
+async def test_a_timing_out_provider_degrades_gracefully() -> None:
+    painting = hit(
+        "La Grande Jatte",
+        "A Sunday Afternoon on the Island of La Grande Jatte was painted by Georges Seurat.",
+    )
+    web = FakeProvider("web", lambda q: [painting] if q == QUESTION else "hang")
+    model = research_model(reflect=INSUFFICIENT)
+    run = await loop_for(
+        model, [web], resilience=ResilienceSettings(timeout_s=0.01, attempts=2)
+    ).run(QUESTION, tier="standard")
+    response = run.response
+    assert isinstance(response, AgentResponse), response
+    assert response.degraded_mode and response.stop_reason == "degraded"
+    assert DEGRADED_NOTE in prompts(model, "SynthesisDraft")[0]
+    assert DEGRADED_NOTE in response.summary
+    assert [s.title for s in response.sources] == ["La Grande Jatte"]
+    assert any("timed out" in e["error"] for e in response.errors)
+    assert prompts(model, "ReflectionDraft") == []  # no point reflecting: search is over
+
+
+async def test_every_provider_failing_still_ends_in_an_answer_that_says_so() -> None:
+    run = await loop_for(research_model(), [FakeProvider("down", [transient()])]).run(
+        QUESTION, tier="standard"
+    )
+    response = run.response
+    assert isinstance(response, AgentResponse)
+    assert response.degraded_mode and response.sources == []
+    assert "No sources were found" in response.summary and DEGRADED_NOTE in response.summary
+
+
+async def test_token_budget_exhaustion_triggers_compaction(small_index: CorpusIndex) -> None:
+    topics = iter(
+        [
+            "Eiffel Tower",
+            "Las Meninas",
+            "Paris",
+            "pointillism technique",
+            "Seine island",
+            "Prado Madrid",
+            "Champ de Mars",
+            "lattice tower",
+        ]
+    )
+
+    def reflect(request: ModelRequest) -> dict[str, object]:
+        return {**INSUFFICIENT, "new_queries": [{"query": next(topics, "x"), "intent": "more"}]}
+
+    model = research_model(reflect=reflect)
+    config = ResearchConfig(
+        token_budget=2500, active_results=2, reflect_max_tokens=40, synthesize_max_tokens=60
+    )
+    run = await loop_for(model, [CorpusProvider(small_index)], config).run(QUESTION, tier="deep")
+    response = run.response
+    assert isinstance(response, AgentResponse), response
+    compactions = [e.data for e in run.trace.of_kind("phase") if e.data["phase"] == "compact"]
+    assert any("token budget below 25%" in c["reason"] for c in compactions)
+    assert any(r.compacted for r in run.state.search_results)
+    assert response.stop_reason == "token_budget"
+    assert run.usage.total_tokens <= 2500  # the synthesis reserve was never spent on loops
+
+
+async def test_a_state_over_its_size_cap_is_compacted(small_index: CorpusIndex) -> None:
+    config = ResearchConfig(state_token_cap=50, active_results=1)
+    run = await loop_for(
+        research_model(reflect=INSUFFICIENT), [CorpusProvider(small_index)], config
+    ).run(QUESTION, max_iters=2)
+    reasons = [e.data["reason"] for e in run.trace.of_kind("phase") if e.data["phase"] == "compact"]
+    assert any("over the 50 cap" in r for r in reasons)
+    compacted = [r for r in run.state.search_results if r.compacted]
+    assert compacted and all(len(r.text) <= 160 for r in compacted)
+    assert isinstance(run.response, AgentResponse)  # citations still check the raw text
+
+
+# -- §14 error surfaces ----------------------------------------------------------------
+
+
+async def test_an_unparseable_plan_becomes_an_error_response(small_index: CorpusIndex) -> None:
+    model = research_model(plan="this is not json")
+    run = await loop_for(model, [CorpusProvider(small_index)]).run(QUESTION)
+    response = run.response
+    assert isinstance(response, ErrorResponse)
+    assert response.error.type == "parse_error" and response.error.retryable
+    assert response.error.details and response.error.details["attempts"] == 3
+    assert run.state.error_log[-1].phase == "plan"
+    assert model.calls == 3
+
+
+async def test_a_reflection_claiming_sufficiency_without_sources_is_sent_back() -> None:
+    model = research_model(
+        reflect=[
+            {"sufficient": True, "confidence": 1.0, "gaps": [], "new_queries": []},
+            INSUFFICIENT,
+        ]
+    )
+    run = await loop_for(model, [FakeProvider("empty", [[]])]).run(QUESTION, max_iters=1)
+    assert isinstance(run.response, AgentResponse)
+    second = prompts(model, "ReflectionDraft")[1]
+    assert "cannot be sufficient" in second
+
+
+async def test_a_hallucinated_citation_is_fed_back_and_fixed(small_index: CorpusIndex) -> None:
+    bad = {"answer": "Georges Seurat painted it [99].", "citations": ["[99]"]}
+    model = research_model(synthesize=[bad, ANSWER])
+    run = await loop_for(model, [CorpusProvider(small_index)]).run(QUESTION)
+    assert isinstance(run.response, AgentResponse)
+    assert "[99] is not a source id" in prompts(model, "SynthesisDraft")[1]
+
+
+async def test_an_answer_no_source_supports_is_an_error_not_a_silent_answer(
+    small_index: CorpusIndex,
+) -> None:
+    wrong = {"answer": "Vincent van Gogh painted it in Amsterdam [1].", "citations": ["[1]"]}
+    run = await loop_for(research_model(synthesize=wrong), [CorpusProvider(small_index)]).run(
+        QUESTION
+    )
+    response = run.response
+    assert isinstance(response, ErrorResponse)
+    assert response.error.type == "unverified_answer" and not response.error.retryable
+    assert "do not say" in " ".join(response.error.details["feedback"])  # type: ignore[index, arg-type]
+
+
+async def test_a_model_failure_becomes_a_retryable_error_response(
+    small_index: CorpusIndex,
+) -> None:
+    from guardsearch.core.errors import ModelError
+
+    run = await loop_for(
+        research_model(plan=ModelError("connection refused")), [CorpusProvider(small_index)]
+    ).run(QUESTION)
+    assert isinstance(run.response, ErrorResponse)
+    assert run.response.error.type == "model_error" and run.response.error.retryable
+
+
+async def test_a_budget_too_small_for_planning_is_an_error_response(
+    small_index: CorpusIndex,
+) -> None:
+    run = await loop_for(research_model(), [CorpusProvider(small_index)]).run(
+        QUESTION, token_budget=20
+    )
+    assert isinstance(run.response, ErrorResponse)
+    assert run.response.error.type == "budget_exceeded"
+
+
+async def test_an_unexpected_bug_is_an_internal_error_response(small_index: CorpusIndex) -> None:
+    def explode(request: ModelRequest) -> str:
+        raise RuntimeError("boom")
+
+    run = await loop_for(research_model(plan=explode), [CorpusProvider(small_index)]).run(QUESTION)
+    assert isinstance(run.response, ErrorResponse)
+    assert run.response.error.type in {"model_error", "internal_error"}
+
+
+async def test_an_empty_task_is_an_invalid_request(small_index: CorpusIndex) -> None:
+    run = await loop_for(research_model(), [CorpusProvider(small_index)]).run("   ")
+    assert isinstance(run.response, ErrorResponse)
+    assert run.response.error.type == "invalid_request"
+
+
+# -- loop mechanics ---------------------------------------------------------------------
+
+
+async def test_the_task_itself_is_the_first_query_and_no_query_runs_twice(
+    small_index: CorpusIndex,
+) -> None:
+    reflect = {
+        **INSUFFICIENT,
+        "new_queries": [
+            {"query": "Georges Seurat", "intent": "again"},
+            {"query": "Paris", "intent": "new"},
+        ],
+    }
+    run = await loop_for(research_model(reflect=reflect), [CorpusProvider(small_index)]).run(
+        QUESTION, max_iters=2
+    )
+    queries = [r.query for r in run.state.queries_run]
+    assert queries[0] == QUESTION
+    assert len(queries) == len({q.lower() for q in queries})
+    assert "Paris" in queries
+
+
+async def test_iterations_continue_until_the_reflection_is_sufficient(
+    small_index: CorpusIndex,
+) -> None:
+    second = {**INSUFFICIENT, "new_queries": [{"query": "Las Meninas", "intent": "compare"}]}
+    model = research_model(reflect=[INSUFFICIENT, second, {**INSUFFICIENT, "sufficient": True}])
+    run = await loop_for(model, [CorpusProvider(small_index)]).run(QUESTION, tier="standard")
+    assert isinstance(run.response, AgentResponse)
+    assert run.response.iterations == 3 and run.response.stop_reason == "sufficient"
+    assert not run.response.insufficient_termination
+    assert len(run.reflections) == 3 and run.reflections[-1].metadata.model
+
+
+async def test_the_wall_clock_limit_stops_the_loop_but_not_the_answer(
+    small_index: CorpusIndex,
+) -> None:
+    now = {"t": 0.0}
+
+    def clock() -> float:
+        now["t"] += 1.0  # every look at the clock costs a second
+        return now["t"]
+
+    run = await loop_for(
+        research_model(reflect=INSUFFICIENT), [CorpusProvider(small_index)], clock=clock
+    ).run(QUESTION, tier="deep", max_execution_time_s=12)
+    assert isinstance(run.response, AgentResponse)
+    assert run.response.stop_reason == "max_execution_time"
+    assert run.state.iteration < 10
+
+
+async def test_phases_are_events_with_the_seed_observability_fields(
+    small_index: CorpusIndex, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="guardsearch.research")
+    run = await loop_for(research_model(), [CorpusProvider(small_index)]).run(QUESTION)
+    names = phases(run.trace)
+    for earlier, later in [
+        ("plan", "search"),
+        ("search", "reflect"),
+        ("reflect", "synthesize"),
+        ("synthesize", "verify"),
+    ]:
+        assert names.index(earlier) < names.index(later)
+    for event in run.trace.of_kind("phase"):
+        assert {"iteration", "token_budget", "results"} <= set(event.data)
+    logged = [
+        json.loads(r.getMessage()) for r in caplog.records if r.name == "guardsearch.research"
+    ]
+    assert [entry["phase"] for entry in logged] == names
+    assert all(entry["run_id"] == run.run_id for entry in logged)
+
+
+async def test_every_model_call_is_budgeted_and_schema_constrained(
+    small_index: CorpusIndex,
+) -> None:
+    model = research_model()
+    run = await loop_for(model, [CorpusProvider(small_index)]).run(QUESTION)
+    assert all(r.json_schema for r in model.requests)
+    assert len(run.trace.of_kind("budget_reserve")) == model.calls
+    schema = model.requests[0].json_schema or {}
+    assert schema["properties"]["queries"]["maxItems"] == 6
+
+
+async def test_run_research_is_the_seed_function_signature(small_index: CorpusIndex) -> None:
+    response = await run_research(
+        QUESTION,
+        model=research_model(),
+        providers=[CorpusProvider(small_index)],
+        max_iters=1,
+        max_queries=2,
+        max_sources=3,
+        max_execution_time_s=60,
+    )
+    assert isinstance(response, AgentResponse)
+    assert len(response.queries) == 2
+
+
+async def test_the_real_corpus_puts_the_asked_about_article_first(
+    wiki_index: CorpusIndex,
+) -> None:
+    run = await loop_for(research_model(), [CorpusProvider(wiki_index)]).run(QUESTION)
+    assert isinstance(run.response, AgentResponse)
+    assert run.response.sources[0].title == "A Sunday Afternoon on the Island of La Grande Jatte"
+    assert run.response.sources[0].type == "wikipedia"
+
+
+async def test_plan_prompt_is_short_and_starts_with_the_pinned_objective(
+    small_index: CorpusIndex,
+) -> None:
+    model = research_model(plan=PLAN)
+    await loop_for(model, [CorpusProvider(small_index)]).run(QUESTION)
+    first = model.requests[0].messages[0].content
+    assert first.startswith(f"Primary objective: {QUESTION}")
+    assert sum(len(m.content) for m in model.requests[0].messages) < 1200
+
+
+async def test_an_answer_that_only_repeats_the_question_is_sent_back(
+    small_index: CorpusIndex,
+) -> None:
+    echo = {
+        "answer": "A Sunday Afternoon on the Island of La Grande Jatte [1].",
+        "citations": ["[1]"],
+    }
+    model = research_model(synthesize=[echo, ANSWER])
+    run = await loop_for(model, [CorpusProvider(small_index)]).run(QUESTION)
+    assert isinstance(run.response, AgentResponse)
+    assert "only repeats the question" in prompts(model, "SynthesisDraft")[1]
+
+
+async def test_echoed_placeholders_are_not_queries_or_gaps(small_index: CorpusIndex) -> None:
+    plan = {**PLAN, "queries": [*PLAN["queries"], {"query": "<title> author", "intent": "x"}]}
+    reflect = {
+        "sufficient": True,
+        "confidence": 0.5,
+        "gaps": ["..."],
+        "new_queries": [{"query": "...", "intent": "..."}],
+    }
+    run = await loop_for(
+        research_model(plan=plan, reflect=reflect), [CorpusProvider(small_index)]
+    ).run(QUESTION, tier="standard")
+    assert isinstance(run.response, AgentResponse)
+    assert run.response.gaps == []
+    assert all("<" not in q for q in run.response.queries)
