@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from guardsearch import (
     Budget,
     BudgetExceeded,
+    Completion,
     Message,
     Metered,
     ModelRequest,
@@ -196,3 +197,107 @@ def test_metered_reservations_for_a_scripted_model_cover_the_actual_usage(
         assert call.data["completion_tokens"] <= reserve.data["completion_tokens"]
     if token_limit is not None:
         assert budget.used.total_tokens <= token_limit
+
+
+PRICE_UNIT = 1e6 * COST_UNIT  # per million tokens: one token costs a whole 64th
+
+
+@dataclass
+class PricedModel:
+    """A scripted, priced model that yields to other calls mid-answer and checks the
+    ledger at every interleaving point (prompt tokens counted exactly, like a backend)."""
+
+    budget: Budget
+    limits: Limits
+    price_prompt_per_mtok: float
+    price_completion_per_mtok: float
+    answers: dict[str, tuple[int, int]]  # prompt text -> (answer words, yields)
+    name: str = "priced"
+    calls: int = 0
+
+    def count_tokens(self, request: ModelRequest) -> int:
+        return sum(len(m.content.split()) for m in request.messages)
+
+    async def complete(self, request: ModelRequest) -> Completion:
+        words, yields = self.answers[request.messages[0].content]
+        for _ in range(yields + 1):
+            assert self.limits.holds(self.budget.used + self.budget.reserved)
+            await asyncio.sleep(0)
+        self.calls += 1
+        prompt = self.count_tokens(request)
+        completion = min(words, request.max_tokens)
+        return Completion(
+            text="w " * completion,
+            usage=Usage(
+                calls=1,
+                prompt_tokens=prompt,
+                completion_tokens=completion,
+                cost=(
+                    prompt * self.price_prompt_per_mtok
+                    + completion * self.price_completion_per_mtok
+                )
+                / 1e6,
+            ),
+        )
+
+
+# prompt words, wanted completion tokens, answer words, how often the call yields
+calls_strategy = st.lists(
+    st.tuples(st.integers(1, 40), st.integers(1, 80), st.integers(0, 120), st.integers(0, 3)),
+    min_size=1,
+    max_size=10,
+)
+
+
+async def _concurrent(
+    limits: Limits,
+    calls: list[tuple[int, int, int, int]],
+    concurrency: int,
+    prices: tuple[int, int],
+) -> tuple[Budget, PricedModel, int, int]:
+    budget = Budget(limits.build())
+    answers = {
+        f"call{i} " + "x " * (prompt - 1): (words, yields)
+        for i, (prompt, _, words, yields) in enumerate(calls)
+    }
+    model = PricedModel(budget, limits, prices[0] * PRICE_UNIT, prices[1] * PRICE_UNIT, answers)
+    metered = Metered(model, budget)
+    gate = asyncio.Semaphore(concurrency)
+    done = refused = 0
+
+    async def one(text: str, wanted: int) -> None:
+        nonlocal done, refused
+        async with gate:
+            request = ModelRequest(messages=(Message("user", text),), max_tokens=wanted)
+            try:
+                await metered.complete(request)
+                done += 1
+            except BudgetExceeded:
+                refused += 1
+
+    await asyncio.gather(*(one(t, c[1]) for t, c in zip(answers, calls, strict=True)))
+    return budget, model, done, refused
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    limits=limits_strategy,
+    calls=calls_strategy,
+    concurrency=st.integers(1, 8),
+    prices=st.tuples(st.integers(0, 2), st.integers(0, 2)),
+)
+def test_concurrent_calls_of_random_sizes_never_overrun_any_limit(
+    limits: Limits,
+    calls: list[tuple[int, int, int, int]],
+    concurrency: int,
+    prices: tuple[int, int],
+) -> None:
+    """Calls run concurrently (up to `concurrency` at once, yielding mid-call); at every
+    interleaving point used + reserved is within every limit (calls, tokens, cost),
+    and at the end every reservation is reconciled with nothing overrun."""
+    budget, model, done, refused = asyncio.run(_concurrent(limits, calls, concurrency, prices))
+    assert done + refused == len(calls)
+    assert model.calls == done == budget.used.calls  # a refused call never reached the model
+    assert limits.holds(budget.used)
+    assert budget.reserved == Usage() and budget.open_reservations == 0
+    assert budget.overrun == Usage()

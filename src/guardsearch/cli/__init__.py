@@ -7,9 +7,15 @@ from typing import Annotated
 import typer
 
 from guardsearch.cli.ask import ask
+from guardsearch.cli.bench import bench_app
 from guardsearch.cli.corpus import corpus_app
+from guardsearch.cli.find import find
+from guardsearch.cli.lock import lock
 from guardsearch.cli.models_cmd import models
+from guardsearch.cli.plan import plan
+from guardsearch.cli.probe import probe
 from guardsearch.cli.research import research
+from guardsearch.cli.runs import runs_app
 from guardsearch.cli.serve import serve
 from guardsearch.cli.solve import solve_app
 
@@ -42,9 +48,15 @@ def root(
 app.command()(ask)
 app.command()(models)
 app.command()(research)
+app.command()(find)
+app.command()(probe)
 app.command()(serve)
+app.command()(plan)
 app.add_typer(solve_app, name="solve")
 app.add_typer(corpus_app, name="corpus")
+app.add_typer(runs_app, name="runs")
+app.command()(lock)
+app.add_typer(bench_app, name="bench")
 
 
 def main() -> None:

@@ -36,6 +36,16 @@ def game24(
     trace: Annotated[Path | None, typer.Option(help="Append the event trace (JSONL).")] = None,
     quiet: Annotated[bool, typer.Option(help="No progress on stderr.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    durable: Annotated[
+        bool, typer.Option("--durable", help="Run as a durable run (resumable; see `runs`).")
+    ] = False,
+    store: Annotated[
+        str | None, typer.Option(help="Run store for --durable (default $GUARDSEARCH_DB).")
+    ] = None,
+    name: Annotated[str, typer.Option(help="A name for the durable run.")] = "",
+    locked: Annotated[
+        bool, typer.Option("--locked", help="Refuse unless the solver matches guardsearch.lock.")
+    ] = False,
 ) -> None:
     """Game of 24: combine the numbers with + - * / to reach 24, each used once."""
     from guardsearch.apps.game24 import solve_game24
@@ -43,6 +53,22 @@ def game24(
     if strategy not in strategy_names():
         fail(
             f"unknown strategy {strategy!r}; choose one of {', '.join(strategy_names())}",
+            as_json=as_json,
+        )
+    if durable or locked:
+        from guardsearch.cli.durable_solve import solve_durably
+
+        solve_durably(
+            app="game24",
+            problem={"numbers": numbers, "value": value},
+            strategy=strategy,
+            model=model,
+            budget={"calls": budget_calls, "tokens": budget_tokens, "seconds": seconds},
+            options={"width": width} if width is not None else {},
+            store=store,
+            name=name,
+            locked=locked,
+            quiet=quiet,
             as_json=as_json,
         )
     events = Trace()

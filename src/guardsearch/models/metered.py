@@ -41,7 +41,12 @@ class Metered:
         try:
             granted = self.budget.grant_completion(prompt_estimate, request.max_tokens)
             reservation = self.budget.reserve(
-                Usage(calls=1, prompt_tokens=prompt_estimate, completion_tokens=granted)
+                Usage(
+                    calls=1,
+                    prompt_tokens=prompt_estimate,
+                    completion_tokens=granted,
+                    cost=estimate_cost(self.model, prompt_estimate, granted),
+                )
             )
         except BudgetExceeded as exc:
             self.trace.emit(
@@ -96,6 +101,16 @@ class Metered:
             finish_reason=completion.finish_reason,
         )
         return completion
+
+
+def estimate_cost(model: Model, prompt_tokens: int, completion_tokens: int) -> float:
+    """The most a call may cost, for models priced per million tokens (else 0).
+
+    Reserving it keeps concurrent calls from overrunning a cost limit.
+    """
+    per_prompt = float(getattr(model, "price_prompt_per_mtok", 0.0) or 0.0)
+    per_completion = float(getattr(model, "price_completion_per_mtok", 0.0) or 0.0)
+    return (prompt_tokens * per_prompt + completion_tokens * per_completion) / 1e6
 
 
 def _with_one_call(usage: Usage) -> Usage:

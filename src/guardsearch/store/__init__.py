@@ -1,5 +1,26 @@
-"""Durable runs. For now: the JSON Lines event sink."""
+"""Durable runs: the run store (SQLite by default, Postgres) and the JSONL event sink."""
 
+from guardsearch.store.base import (
+    STATUSES,
+    CheckpointRows,
+    RunRecord,
+    RunStatus,
+    RunStore,
+    SavedTree,
+)
 from guardsearch.store.jsonl import JsonlSink, read_events
+from guardsearch.store.open import DB_ENV, default_store_url, open_store
 
-__all__ = ["JsonlSink", "read_events"]
+__all__ = [
+    "DB_ENV",
+    "STATUSES",
+    "CheckpointRows",
+    "JsonlSink",
+    "RunRecord",
+    "RunStatus",
+    "RunStore",
+    "SavedTree",
+    "default_store_url",
+    "open_store",
+    "read_events",
+]

@@ -1,0 +1,34 @@
+"""The `find` app: items of one type that match a condition, from the embedded corpus,
+run as a plan/act/review loop (loops/review) with a rules-then-judge verifier."""
+
+from __future__ import annotations
+
+from guardsearch.apps.find.spec import FindSpec
+from guardsearch.apps.find.task import FindTask
+from guardsearch.core.events import Trace
+from guardsearch.loops.review import ReviewConfig, ReviewLoop, ReviewRun
+from guardsearch.models.base import Model
+from guardsearch.tools.base import SearchProvider
+
+
+async def find(
+    request: str,
+    *,
+    model: Model,
+    provider: SearchProvider | None = None,
+    min_items: int = 3,
+    config: ReviewConfig | None = None,
+    use_judge: bool = True,
+    trace: Trace | None = None,
+) -> ReviewRun:
+    """Find at least `min_items` verified items for `request` (e.g. "paintings by ...")."""
+    if provider is None:
+        from guardsearch.tools.corpus_search import CorpusProvider
+
+        provider = CorpusProvider()
+    task = FindTask(provider, min_items=min_items, use_judge=use_judge)
+    loop = ReviewLoop(task, model, config or ReviewConfig(min_items=min_items))
+    return await loop.run(request, min_items=min_items, trace=trace)
+
+
+__all__ = ["FindSpec", "FindTask", "find"]

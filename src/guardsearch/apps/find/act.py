@@ -1,0 +1,123 @@
+"""The act phase of `find`: search the corpus for a spec and apply its filters (no model).
+
+Keyword filters drop hits whose title or description contains a negative keyword;
+positive keywords join the query. Source filters go further: `require_description`
+keeps only articles whose description names the item type, `via_creators` also
+searches the works of creators whose own articles support the qualifier (e.g. the
+painters whose summaries say "Impressionist"), and `exclude_creators` drops works of
+creators already rejected.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from guardsearch.apps.find.rules import creator_of, is_person
+from guardsearch.apps.find.spec import FindSpec, forms
+from guardsearch.corpus.query import terms
+from guardsearch.loops.review.task import Candidate
+from guardsearch.tools.base import SearchHit, SearchProvider
+
+MAX_CREATORS = 4
+_EVIDENCE_STOP = frozenset({"by", "made", "created", "work", "works", "famous", "best"})
+
+
+def stem(word: str) -> str:
+    """A loose stem for evidence matching (impressionist ~ Impressionism)."""
+    return word[: max(5, len(word) - 3)] if len(word) > 5 else word
+
+
+def qualifier_terms(spec: FindSpec) -> list[str]:
+    """The qualifier's content words that evidence must mention (not the item type)."""
+    own = set(forms(spec.item_type))
+    return [t for t in terms(spec.qualifier) if t not in own and t not in _EVIDENCE_STOP]
+
+
+def missing_evidence(spec: FindSpec, text: str) -> list[str]:
+    """Qualifier terms that `text` does not mention (by loose stem)."""
+    lowered = text.lower()
+    return [t for t in qualifier_terms(spec) if stem(t) not in lowered]
+
+
+def _has_word(text: str, word: str) -> bool:
+    return re.search(rf"\b{re.escape(word.lower())}", text.lower()) is not None
+
+
+@dataclass
+class CorpusActor:
+    """Runs one attempt's searches through a SearchProvider; memoises creator lookups."""
+
+    provider: SearchProvider
+    _creator_text: dict[str, str] = field(default_factory=dict)
+    searches: int = 0
+
+    async def search(self, query: str, k: int) -> list[SearchHit]:
+        self.searches += 1
+        return await self.provider.search(query, k)
+
+    async def candidates(self, spec: FindSpec) -> list[Candidate]:
+        hits = list(await self.search(spec.query, spec.k))
+        if spec.via_creators:
+            for creator in await self.qualified_creators(spec):
+                hits += await self.search(f"{spec.item_type} {creator}", 5)
+        kept = [h for h in hits if self.passes_filters(h, spec)]
+        return [
+            Candidate(
+                key=h.location or h.title,
+                title=h.title,
+                description=h.description,
+                location=h.location,
+                payload=h,
+            )
+            for h in kept
+        ]
+
+    def passes_filters(self, hit: SearchHit, spec: FindSpec) -> bool:
+        shown = f"{hit.title} {hit.description}"
+        if any(_has_word(shown, word) for word in spec.negative):
+            return False
+        if spec.require_description and not any(
+            _has_word(hit.description, form) for t in spec.require_description for form in forms(t)
+        ):
+            return False
+        creator = creator_of(hit.description).lower()
+        return not (creator and creator in {c.lower() for c in spec.exclude_creators})
+
+    async def qualified_creators(self, spec: FindSpec) -> list[str]:
+        """People whose own articles support the qualifier (their works are good sources)."""
+        if not qualifier_terms(spec):
+            return []
+        found: list[str] = []
+        for hit in await self.search(spec.qualifier, 15):
+            text = f"{hit.description} {hit.text}"
+            qualifies = is_person(hit.description) and not missing_evidence(spec, text)
+            if qualifies and hit.title not in spec.exclude_creators:
+                found.append(hit.title)
+            if len(found) >= MAX_CREATORS:
+                break
+        return found
+
+    async def creator_summary(self, creator: str) -> str:
+        """The description and summary of the article titled `creator` ('' if absent)."""
+        if not creator:
+            return ""
+        if creator not in self._creator_text:
+            hits = await self.search(creator, 3)
+            match = next((h for h in hits if h.title.lower() == creator.lower()), None)
+            self._creator_text[creator] = f"{match.description}. {match.text}" if match else ""
+        return self._creator_text[creator]
+
+    async def evidence(self, candidate: Candidate) -> str:
+        """What the candidate's article and its creator's article say."""
+        hit = candidate.payload if isinstance(candidate.payload, SearchHit) else None
+        own = f"{candidate.description}. {hit.text if hit else ''}"
+        creator = creator_of(candidate.description)
+        about = await self.creator_summary(creator)
+        return f"{own}\n{creator}: {about}" if about else own
+
+
+def rejected_creators(candidates: Sequence[Candidate], keys: set[str]) -> list[str]:
+    names = [creator_of(c.description) for c in candidates if c.key in keys]
+    return sorted({n for n in names if n})

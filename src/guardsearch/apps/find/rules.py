@@ -1,0 +1,80 @@
+"""Objective rules on an article's description: is it one item of the requested type?
+
+Wikipedia short descriptions are typed summaries ("1889 painting by Vincent van
+Gogh", "French painter (1840–1926)", "Type of painting method"), so code can decide
+most cases without a model:
+
+- `no_description`: nothing to judge by;
+- `person`: a lifespan "(1840–1926)" / "(born 1950)" marks a biography;
+- `wrong_type`: the description does not name the item type at all;
+- `category_not_instance`: it names the type only as a kind or a modifier ("Type of
+  painting method", "Painting technique", "Paintings, often prehistoric, on cave
+  walls"), not one attributed item;
+- otherwise the type check passes and the qualifier is checked (evidence, then judge).
+"""
+
+from __future__ import annotations
+
+import re
+
+from guardsearch.apps.find.spec import forms
+
+_LIFESPAN = re.compile(
+    r"\([^()]*(?:\d\s*[–—-]\s*(?:c\.\s*)?\d|born\s+\d|\d\s*[–—-]\s*present)[^()]*\)", re.I
+)
+_KIND_WORDS = ("type", "style", "kind", "form", "process", "method", "technique", "genre", "use")
+_KIND_AFTER = re.compile(
+    r"\s+(technique|method|style|movement|genre|process|medium|type|tradition)s?\b", re.I
+)
+_GROUP_BEFORE = re.compile(r"\b(series|cycle|set|pair|collection|group)\s+of\s+$", re.I)
+_MODIFIER_BEFORE = re.compile(r"\b(of|for|using|with|on|about)\s+$", re.I)
+_ATTRIBUTION_AFTER = re.compile(r"\s*(by|attributed\s+to|from|in|at|of)\b", re.I)
+_SPLIT_HEAD = re.compile(r"\s+(?:in|of|by|from|for|that|who|based|at|on)\s+|[,(;:]")
+_WORD = re.compile(r"[^\W\d_][\w'-]*", re.UNICODE)
+_CREATOR = re.compile(r"\b(?:by|attributed\s+to)\s+([^,;()]+?)\s*$", re.I)
+
+
+def is_person(description: str) -> bool:
+    return bool(_LIFESPAN.search(description))
+
+
+def head_noun(description: str) -> str:
+    """The head noun of a description's first phrase ("Art museum in Paris" -> museum)."""
+    first = _SPLIT_HEAD.split(description, maxsplit=1)[0]
+    words = _WORD.findall(first)
+    return words[-1].lower() if words else ""
+
+
+def kind_word(description: str) -> str:
+    """The word that makes a description a kind rather than an item ("Type of ..." -> type)."""
+    lowered = description.lower()
+    for word in _KIND_WORDS:
+        if re.search(rf"\b{word}\b", lowered):
+            return word
+    after = _KIND_AFTER.search(lowered)
+    return after.group(1) if after else head_noun(description)
+
+
+def creator_of(description: str) -> str:
+    """The creator named by "... by X" / "... attributed to X" ('' if none)."""
+    match = _CREATOR.search(description)
+    return match.group(1).strip() if match else ""
+
+
+def type_rejection(description: str, item_type: str) -> str | None:
+    """Why a description is not one `item_type` (a reason), or None if it is one."""
+    text = " ".join(description.split())
+    if not text:
+        return "no_description"
+    one, many = forms(item_type)
+    match = re.search(rf"\b({re.escape(one)}|{re.escape(many)})\b", text, re.I)
+    if match is None:
+        return "person" if is_person(text) else "wrong_type"
+    before, after = text[: match.start()], text[match.end() :]
+    grouped = bool(_GROUP_BEFORE.search(before))
+    if not grouped and (_MODIFIER_BEFORE.search(before) or _KIND_AFTER.match(after)):
+        return "category_not_instance"
+    is_plural = match.group(1).lower() == many and many != one
+    if is_plural and not grouped and not _ATTRIBUTION_AFTER.match(after):
+        return "category_not_instance"
+    return None

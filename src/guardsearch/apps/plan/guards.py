@@ -1,0 +1,222 @@
+"""Plan guards at three levels (seed 000 §4.1): Minimal ⊂ Medium ⊂ Expansive.
+
+- **Minimal**: parseable JSON, required fields, every step's `retry_budget` > 0, unique
+  ids, known actions, `on_failure` naming a later step.
+- **Medium**: declared preconditions/effects match the actions; every precondition is
+  satisfied by the initial state or an earlier effect; the goal is reachable; the
+  total retry budget is at most R_max.
+- **Expansive**: explores every execution trace, failure branches included, up to
+  MAX_EXPLORATIONS step executions, and reports dead ends where no path reaches the
+  goal or the safe facts.
+
+Their feedback strings are written for the backtrack heuristic's rule table:
+"not parseable", "missing required field", "retry_budget <= 0" (retry the plan);
+"not satisfiable", "unreachable", "exceeds R_max", "MAX_EXPLORATIONS" (back to the
+strategy); "dead-end ... no path" (back to recon).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar, Literal
+
+from pydantic import ValidationError
+
+from guardsearch.apps.plan.plan_format import Plan, complete_plan, plan_schema
+from guardsearch.apps.plan.problems import Problem
+from guardsearch.apps.plan.traces import MAX_EXPLORATIONS, explore, run_main_line
+from guardsearch.core.artifact import Artifact
+from guardsearch.core.context import Context
+from guardsearch.core.errors import ConfigError, ParseError
+from guardsearch.core.guard_result import Check, GuardResult
+from guardsearch.guards.parse import parse_json
+from guardsearch.guards.schema import SchemaGuard
+
+Level = Literal["minimal", "medium", "expansive"]
+LEVELS: tuple[Level, ...] = ("minimal", "medium", "expansive")
+# A failure at a higher level means the plan got further: a better "best failed plan".
+_SCORE = {"minimal": 0.0, "medium": 0.34, "expansive": 0.67}
+
+
+def _set(values: Any) -> str:
+    return "{" + ", ".join(sorted(values)) + "}"
+
+
+@dataclass
+class MinimalPlanGuard:
+    """Structure: parseable, required fields, retry budgets > 0, a well-formed DAG.
+
+    Steps that leave out `pre`/`effects` get their action's (`complete_plan`)."""
+
+    problem: Problem
+    name: str = "plan-minimal"
+    level: ClassVar[Level] = "minimal"
+    _schema: SchemaGuard = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._schema = SchemaGuard(plan_schema(), name=self.name)
+
+    async def check(self, artifact: Artifact, context: Context) -> GuardResult:
+        if artifact.parse_error is not None:
+            return self._fail("minimal", [artifact.parse_error])
+        value = artifact.value
+        if value is None:
+            try:
+                value = parse_json(artifact.text)
+            except ParseError as exc:
+                return self._fail("minimal", [str(exc)])
+        artifact = replace(artifact, value=complete_plan(self.problem, value))
+        verdict = await self._schema.check(artifact, context)
+        if not verdict.passed:
+            return self._fail("minimal", [verdict.feedback])
+        try:
+            plan = Plan.model_validate(artifact.value)
+        except ValidationError as exc:  # pragma: no cover - the schema check comes first
+            return self._fail("minimal", [f"schema violation: {exc.errors()[0]['msg']}"])
+        problems = self.structure(plan)
+        if problems:
+            return self._fail("minimal", problems)
+        return await self.deeper(plan)
+
+    def structure(self, plan: Plan) -> list[str]:
+        found: list[str] = []
+        ids = [s.id for s in plan.steps]
+        for ident in sorted({i for i in ids if ids.count(i) > 1}):
+            found.append(f"step id {ident} is used more than once")
+        position = {s.id: i for i, s in enumerate(plan.steps)}
+        for i, step in enumerate(plan.steps):
+            if step.retry_budget <= 0:
+                found.append(f"step {step.id}: retry_budget <= 0 (each step needs >= 1 attempt)")
+            if self.problem.action(step.action) is None:
+                found.append(
+                    f"step {step.id}: action {step.action!r} is not one of the problem's "
+                    f"actions ({', '.join(self.problem.action_names)})"
+                )
+            if step.on_failure is not None:
+                target = position.get(step.on_failure)
+                if target is None:
+                    found.append(f"step {step.id}: on_failure names no step {step.on_failure!r}")
+                elif target <= i:
+                    found.append(
+                        f"step {step.id}: on_failure must name a later step, not {step.on_failure}"
+                    )
+        return found
+
+    async def deeper(self, plan: Plan) -> GuardResult:
+        return self._pass()
+
+    def _fail(self, level: Level, problems: list[str]) -> GuardResult:
+        checks = tuple(
+            Check(name=lv, passed=LEVELS.index(lv) < LEVELS.index(level), hard=True)
+            for lv in LEVELS[: LEVELS.index(level) + 1]
+        )
+        return GuardResult(
+            passed=False,
+            feedback="; ".join(problems),
+            score=_SCORE[level],
+            checks=checks,
+            guard=self.name,
+        )
+
+    def _pass(self) -> GuardResult:
+        checks = tuple(
+            Check(name=lv, passed=True, hard=True) for lv in LEVELS[: LEVELS.index(self.level) + 1]
+        )
+        return GuardResult(passed=True, score=1.0, checks=checks, guard=self.name)
+
+
+@dataclass
+class MediumPlanGuard(MinimalPlanGuard):
+    """Minimal, then: honest steps, satisfiable preconditions, reachable goal, R_max."""
+
+    name: str = "plan-medium"
+    level: ClassVar[Level] = "medium"
+
+    def semantics(self, plan: Plan) -> list[str]:
+        mismatched: list[str] = []
+        for step in plan.steps:
+            action = self.problem.action(step.action)
+            assert action is not None  # Minimal checked it
+            if set(step.pre) != set(action.pre) or set(step.effects) != set(action.effects):
+                mismatched.append(
+                    f"step {step.id} ({step.action}): declared pre/effects differ from the "
+                    f"action's (pre {_set(action.pre)}, effects {_set(action.effects)})"
+                )
+        if mismatched:  # the rest would judge a plan that means something else
+            return mismatched
+        found: list[str] = []
+        line = run_main_line(self.problem, plan)
+        for unmet in line.unmet:
+            found.append(
+                f"preconditions {_set(unmet.missing)} of step {unmet.step} ({unmet.action}) "
+                f"not satisfiable from the initial state or earlier effects"
+            )
+        if line.missing_goal:
+            found.append(
+                f"goal tokens {_set(line.missing_goal)} unreachable: no main-line step gives them"
+            )
+        total = plan.total_retry_budget
+        if total > self.problem.r_max:
+            found.append(f"total_retry_budget {total} exceeds R_max {self.problem.r_max}")
+        return found
+
+    async def deeper(self, plan: Plan) -> GuardResult:
+        problems = self.semantics(plan)
+        if problems:
+            return self._fail("medium", problems)
+        return await self.deepest(plan)
+
+    async def deepest(self, plan: Plan) -> GuardResult:
+        return self._pass()
+
+
+@dataclass
+class ExpansivePlanGuard(MediumPlanGuard):
+    """Medium, then: every execution trace, failure branches included, reaches the goal
+    or the safe facts (explored up to `max_explorations` step executions)."""
+
+    name: str = "plan-expansive"
+    level: ClassVar[Level] = "expansive"
+    max_explorations: int = MAX_EXPLORATIONS
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.max_explorations < 1:
+            raise ConfigError(f"max_explorations must be >= 1, got {self.max_explorations}")
+
+    async def deepest(self, plan: Plan) -> GuardResult:
+        found = explore(self.problem, plan, self.max_explorations)
+        if found.dead_ends:
+            shown = "; ".join(
+                f"dead-end: if {d.after} ({d.action}) fails, no path reaches the goal or the "
+                f"safe facts ({d.reason})"
+                for d in found.dead_ends[:3]
+            )
+            return self._fail("expansive", [shown])
+        if found.exceeded:
+            return self._fail(
+                "expansive",
+                [
+                    f"MAX_EXPLORATIONS exceeded: more than {self.max_explorations} step "
+                    f"executions across the failure branches; simplify the plan"
+                ],
+            )
+        return self._pass()
+
+
+GUARDS: dict[str, type[MinimalPlanGuard]] = {
+    "minimal": MinimalPlanGuard,
+    "medium": MediumPlanGuard,
+    "expansive": ExpansivePlanGuard,
+}
+
+
+def plan_guard(
+    problem: Problem, level: str = "expansive", *, max_explorations: int = MAX_EXPLORATIONS
+) -> MinimalPlanGuard:
+    """The plan guard at `level` (minimal, medium or expansive) for `problem`."""
+    if level == "expansive":
+        return ExpansivePlanGuard(problem, max_explorations=max_explorations)
+    if level in GUARDS:
+        return GUARDS[level](problem)
+    raise ConfigError(f"unknown guard level {level!r}; choose one of {', '.join(LEVELS)}")

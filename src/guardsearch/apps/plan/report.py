@@ -1,0 +1,101 @@
+"""A plan search's result as JSON: the plan, the path, the backtracks and the tree.
+
+A *backtrack* here is one the search acted on: it went back and regenerated an
+earlier step. A chain of backtrack events with no expansion between them (a level
+out of visits handing the failure further up) is one backtrack, from the step that
+failed to the step regenerated, its depth the sum of the chain's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from guardsearch.core.events import Event
+from guardsearch.search.node import Node
+from guardsearch.search.result import SearchResult
+
+_PREVIEW = 200
+
+
+def _run_events(events: tuple[Event, ...]) -> list[Event]:
+    """The events of the last run in a (possibly shared) trace."""
+    starts = [i for i, e in enumerate(events) if e.kind == "run_start"]
+    return list(events[starts[-1] :]) if starts else list(events)
+
+
+def backtracks(result: SearchResult) -> list[dict[str, Any]]:
+    """The backtracks the search acted on, in order: from, to, depth, reason, feedback."""
+    out: list[dict[str, Any]] = []
+    chain: list[Event] = []
+    for event in _run_events(result.trace.events):
+        if event.kind == "backtrack" and event.data.get("to") is not None:
+            chain.append(event)
+        elif event.kind == "expansion" and event.data.get("phase") == "start" and chain:
+            if event.node == chain[-1].data["to"]:
+                first = chain[0]
+                out.append(
+                    {
+                        "from": first.step,
+                        "to": chain[-1].data.get("to_step"),
+                        "depth": sum(int(e.data.get("depth", 0)) for e in chain),
+                        "reason": first.data.get("reason"),
+                        "feedback": first.data.get("feedback", ""),
+                    }
+                )
+            chain = []
+    return out
+
+
+def _plan_of(result: SearchResult) -> Any:
+    if not result.succeeded:
+        return None
+    return result.answer
+
+
+def best_path(result: SearchResult) -> list[Node]:
+    """The winning path; else the path to the best plan judged (highest score, then
+    latest), so a failed run still shows the plan that got furthest and why it failed;
+    else the search's own best failed path."""
+    if result.succeeded:
+        return list(result.path[1:])
+    last = max((n.depth for n in result.tree), default=0)
+    plans = [n for n in result.tree if n.depth == last and n.depth > 0 and n.verdict]
+    if not plans:
+        return list(result.path[1:])
+    best = max(plans, key=lambda n: (n.score or 0.0, int(n.id[1:]) if n.id[1:].isdigit() else 0))
+    return result.tree.path(best.id)[1:]
+
+
+def result_dict(result: SearchResult) -> dict[str, Any]:
+    """The CLI's JSON contract (without the problem/model/timing fields)."""
+    return {
+        "succeeded": result.succeeded,
+        "termination": result.termination,
+        "plan": _plan_of(result),
+        "path": [
+            {
+                "step": n.step,
+                "passed": bool(n.verdict and n.verdict.passed),
+                "text": n.preview(_PREVIEW),
+                "feedback": n.verdict.feedback if n.verdict else "",
+            }
+            for n in best_path(result)
+        ],
+        "calls": result.calls,
+        "tokens": result.tokens,
+        "expansions": result.expansions,
+        "backtracks": backtracks(result),
+        "tree": [
+            {
+                "id": n.id,
+                "parent": n.parent,
+                "step": n.step,
+                "attempt": n.attempt,
+                "passed": bool(n.verdict and n.verdict.passed),
+                "status": n.status,
+                "feedback": n.verdict.feedback if n.verdict else "",
+            }
+            for n in result.tree
+            if n.parent is not None
+        ],
+    }

@@ -1,0 +1,119 @@
+"""plan_problem: run one pipeline on one planning problem (the CLI's `plan` wraps it)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from guardsearch.apps.plan.pipelines import get_pipeline
+from guardsearch.apps.plan.problems import Problem, get_problem
+from guardsearch.apps.plan.report import result_dict
+from guardsearch.apps.plan.space import PlanSpace
+from guardsearch.apps.plan.traces import MAX_EXPLORATIONS
+from guardsearch.core.budget import Budget, max_calls
+from guardsearch.core.errors import ConfigError
+from guardsearch.core.events import Trace
+from guardsearch.models.base import Model
+from guardsearch.models.metered import Metered
+from guardsearch.models.spec import model_from_spec
+from guardsearch.search.heuristic import Heuristic
+from guardsearch.search.result import SearchResult
+from guardsearch.search.run import search
+from guardsearch.sync import run_sync
+
+DEFAULT_PIPELINE = "search"
+DEFAULT_BUDGET_CALLS = 30
+DEFAULT_GUARD_LEVEL = "expansive"
+# Sampling, seeded: a retry or a backtrack whose prompt changed gets a different answer
+# instead of the greedy one again (which dedup would drop), and the run still replays.
+DEFAULT_TEMPERATURE = 0.7
+
+
+async def plan_search(
+    problem: Problem,
+    *,
+    pipeline: str = DEFAULT_PIPELINE,
+    model: Model | Metered,
+    budget: Budget | None = None,
+    trace: Trace | None = None,
+    task: str | None = None,
+    guard_level: str = DEFAULT_GUARD_LEVEL,
+    heuristic: str | Heuristic | None = None,
+    window: int | None = None,
+    max_explorations: int = MAX_EXPLORATIONS,
+    **options: Any,
+) -> SearchResult:
+    """Run `pipeline` on `problem`; the SearchResult (tree, trace, usage) for analysis."""
+    chosen = get_pipeline(pipeline)
+    options.setdefault("temperature", DEFAULT_TEMPERATURE)
+    space = PlanSpace.build(
+        problem,
+        chosen.steps,
+        guard_level=guard_level,
+        task=task,
+        budgets=chosen.budgets(),
+        window=window,
+        max_explorations=max_explorations,
+    )
+    return await search(
+        space,
+        "dfs",
+        model=model,
+        budget=budget,
+        trace=trace,
+        heuristic=chosen.heuristic_for(heuristic),
+        **options,
+    )
+
+
+async def plan_problem(
+    problem: Problem | str,
+    *,
+    task: str | None = None,
+    pipeline: str = DEFAULT_PIPELINE,
+    model: Model | Metered | str | None = None,
+    budget_calls: int | None = DEFAULT_BUDGET_CALLS,
+    guard_level: str = DEFAULT_GUARD_LEVEL,
+    heuristic: str | Heuristic | None = None,
+    trace: Trace | None = None,
+    **options: Any,
+) -> dict[str, Any]:
+    """Plan for a shipped problem (by id) or a `Problem`; returns a JSON-ready dict.
+
+    Keys: `problem`, `pipeline`, `succeeded`, `termination`, `plan` (the winning plan,
+    or None), `path` (the winning or best failed path), `calls`, `tokens`, `backtracks`
+    (each with from/to step, depth and reason), `tree` (every node with step, attempt,
+    passed, feedback), `seconds`, `model`.
+    """
+    the_problem = get_problem(problem) if isinstance(problem, str) else problem
+    if budget_calls is not None and budget_calls < 1:
+        raise ConfigError(f"budget_calls must be >= 1, got {budget_calls}")
+    the_model = model_from_spec(model) if model is None or isinstance(model, str) else model
+    budget = None
+    if not isinstance(the_model, Metered):
+        budget = Budget(max_calls(budget_calls)) if budget_calls is not None else Budget()
+    started = time.perf_counter()
+    result = await plan_search(
+        the_problem,
+        pipeline=pipeline,
+        model=the_model,
+        budget=budget,
+        trace=None if isinstance(the_model, Metered) else trace,
+        task=task,
+        guard_level=guard_level,
+        heuristic=heuristic,
+        **options,
+    )
+    payload = result_dict(result)
+    return {
+        "problem": the_problem.id,
+        "category": the_problem.category,
+        "pipeline": pipeline,
+        "guard_level": guard_level,
+        **payload,
+        "seconds": round(time.perf_counter() - started, 3),
+        "model": the_model.name,
+    }
+
+
+plan_problem_sync = run_sync(plan_problem)

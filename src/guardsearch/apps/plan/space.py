@@ -1,0 +1,165 @@
+"""The plan pipeline's search space: seed 000's four guarded steps over one problem.
+
+`PlanSpace` is a `StepSpace` that also remembers each path's parsed outputs (so a
+node's state is the tuple (A, R, S, P) of seed 000 §3.1, as a dict) and narrows each
+request's JSON Schema by what came before: the strategy's order and the plan's
+actions may only use the actions recon found. A recon that missed an action thus
+shows up downstream, and the feedback heuristic can send the search back to it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from guardsearch.apps.plan.guards import plan_guard
+from guardsearch.apps.plan.plan_format import complete_plan, generation_schema
+from guardsearch.apps.plan.problems import Problem
+from guardsearch.apps.plan.step_guards import (
+    AnalysisGuard,
+    ReconGuard,
+    StrategyGuard,
+    analysis_schema,
+    recon_actions,
+    recon_schema,
+    strategy_schema,
+)
+from guardsearch.apps.plan.traces import MAX_EXPLORATIONS
+from guardsearch.core.budget import StepBudget
+from guardsearch.core.context import Context
+from guardsearch.core.errors import ConfigError
+from guardsearch.core.messages import ModelRequest
+from guardsearch.guards.parse import parse_json
+from guardsearch.search.node import Node
+from guardsearch.search.pipeline import StepSpace
+from guardsearch.search.space import Proposal
+from guardsearch.steps.prompt import PromptTemplate
+from guardsearch.steps.step import Step
+
+STEP_NAMES: tuple[str, ...] = ("analysis", "recon", "strategy", "plan")
+# Seed 000 §5.2, with the plan's allowance counted per level (docs/search.md): B_max 42.
+SEARCH_BUDGETS: dict[str, StepBudget] = {
+    "analysis": StepBudget(rmax=2, backtrack_budget=1),
+    "recon": StepBudget(rmax=2, backtrack_budget=2),
+    "strategy": StepBudget(rmax=2, backtrack_budget=3),
+    "plan": StepBudget(rmax=3, backtrack_budget=7),
+}
+MAX_TOKENS = {"analysis": 64, "recon": 96, "strategy": 128, "plan": 400}
+
+
+def parse_plan(problem: Problem, text: str) -> Any:
+    """The model's plan as JSON, each step's `pre`/`effects` filled in from its action."""
+    return complete_plan(problem, parse_json(text))
+
+
+def plan_step(
+    name: str,
+    problem: Problem,
+    guard_level: str = "expansive",
+    max_explorations: int = MAX_EXPLORATIONS,
+) -> Step:
+    """One of the four guarded steps for `problem` (prompt file `plan_<name>.j2`)."""
+    template = PromptTemplate.packaged(f"plan_{name}")
+    rmax = SEARCH_BUDGETS[name].rmax
+    tokens = MAX_TOKENS[name]
+    if name == "analysis":
+        return Step(
+            name=name,
+            prompt=template,
+            schema=analysis_schema(problem),
+            guard=AnalysisGuard(problem),
+            rmax=rmax,
+            max_tokens=tokens,
+        )
+    if name == "recon":
+        return Step(
+            name=name,
+            prompt=template,
+            schema=recon_schema(problem),
+            guard=ReconGuard(problem),
+            rmax=rmax,
+            max_tokens=tokens,
+        )
+    if name == "strategy":
+        return Step(
+            name=name,
+            prompt=template,
+            schema=strategy_schema(problem),
+            guard=StrategyGuard(problem),
+            rmax=rmax,
+            max_tokens=tokens,
+        )
+    if name == "plan":
+        # No schema on the Step: the Minimal guard owns the structural check, so its
+        # feedback ("missing required field", "retry_budget <= 0") reaches the heuristic.
+        return Step(
+            name=name,
+            prompt=template,
+            parser=partial(parse_plan, problem),
+            guard=plan_guard(problem, guard_level, max_explorations=max_explorations),
+            rmax=rmax,
+            max_tokens=tokens,
+        )
+    raise ConfigError(f"unknown plan step {name!r}; the steps are {', '.join(STEP_NAMES)}")
+
+
+@dataclass(kw_only=True)
+class PlanSpace(StepSpace):
+    """A StepSpace over `problem` whose requests are narrowed by earlier outputs."""
+
+    problem: Problem
+
+    @classmethod
+    def build(
+        cls,
+        problem: Problem,
+        steps: Sequence[str] = STEP_NAMES,
+        *,
+        guard_level: str = "expansive",
+        task: str | None = None,
+        budgets: dict[str, StepBudget] | None = None,
+        window: int | None = None,
+        max_explorations: int = MAX_EXPLORATIONS,
+    ) -> PlanSpace:
+        objective = Context(objective=problem.describe(task))
+        if window is not None:
+            objective = dataclasses.replace(objective, window=window)
+        return cls(
+            objective=objective,
+            steps=[plan_step(s, problem, guard_level, max_explorations) for s in steps],
+            budgets={s: b for s, b in (budgets or SEARCH_BUDGETS).items() if s in steps},
+            problem=problem,
+        )
+
+    def schema_for(self, step: str, values: dict[str, Any]) -> dict[str, Any]:
+        found = recon_actions(values.get("recon"))
+        if step == "analysis":
+            return analysis_schema(self.problem)
+        if step == "recon":
+            return recon_schema(self.problem)
+        if step == "strategy":
+            return strategy_schema(self.problem, found)
+        return generation_schema(self.problem, found)
+
+    def request(
+        self, node: Node, context: Context, *, seed: int, temperature: float
+    ) -> ModelRequest:
+        # Each regeneration of a node gets its own seed (seed + attempts so far): a small
+        # model sampled with the same seed often repeats itself even when its prompt
+        # gained feedback, and dedup would drop the repeat. Still deterministic.
+        seed += node.expansions
+        request = super().request(node, context, seed=seed, temperature=temperature)
+        values = node.state if isinstance(node.state, dict) else {}
+        schema = self.schema_for(self.steps[node.depth].name, values)
+        return dataclasses.replace(request, json_schema=schema)
+
+    def parse(self, node: Node, text: str) -> Sequence[Proposal]:
+        values = dict(node.state) if isinstance(node.state, dict) else {}
+        out = []
+        for proposal in super().parse(node, text):
+            values[self.steps[node.depth].name] = proposal.value
+            out.append(dataclasses.replace(proposal, state=dict(values)))
+        return out

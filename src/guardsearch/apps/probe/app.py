@@ -1,0 +1,189 @@
+"""The `probe` app: topic -> corpus results, by the inner/outer loop or by the baseline.
+
+- probe (default): run_adaptive with the ModelPlanner (plan, evaluate, optional
+  replan) around the CorpusProbePolicy over one-call beams of ProbeQueries;
+- baseline: the same planner writes one query (its keywords and the topic's words),
+  one ordinary BM25 search returns the results, the planner evaluates them; no
+  inner loop. Both return at most `max_results` results and report both budgets.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from guardsearch.apps.probe.planner import ModelPlanner
+from guardsearch.apps.probe.policy import CorpusProbePolicy
+from guardsearch.apps.probe.prober import CorpusProber
+from guardsearch.core.errors import BudgetExceeded, ConfigError, ModelError, StepFailed
+from guardsearch.core.events import Trace
+from guardsearch.corpus.index import CorpusIndex
+from guardsearch.loops.inner_outer import (
+    ControlBudget,
+    Evaluation,
+    Hit,
+    PolicySettings,
+    ProbePlan,
+    Timeline,
+    run_adaptive,
+)
+from guardsearch.models.base import Model
+from guardsearch.models.metered import Metered
+
+
+@dataclass(kw_only=True)
+class ProbeRun:
+    topic: str
+    mode: str
+    results: list[Hit]
+    plans: list[ProbePlan]
+    evaluation: Evaluation | None
+    budget: ControlBudget
+    trace: Trace = field(repr=False)
+    seconds: float
+    stop_reasons: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def llm_calls(self) -> int:
+        return self.budget.outer_used
+
+    @property
+    def probe_calls(self) -> int:
+        return self.budget.probes_used
+
+    @property
+    def timeline(self) -> Timeline:
+        return Timeline.from_trace(self.trace)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "topic": self.topic,
+            "mode": self.mode,
+            "results": [
+                {"title": h.title, "description": h.description, "location": h.location}
+                for h in self.results
+            ],
+            "plans": [
+                {"terms": list(p.terms), "pool": list(p.pool), "kind": p.kind, "source": p.source}
+                for p in self.plans
+            ],
+            "evaluation": (
+                {"satisfied": self.evaluation.satisfied, "reason": self.evaluation.reason}
+                if self.evaluation
+                else None
+            ),
+            "stop_reasons": self.stop_reasons,
+            "llm_calls": self.llm_calls,
+            "probe_calls": self.probe_calls,
+            "budget": self.budget.as_dict(),
+            "timeline": self.timeline.as_list(),
+            "notes": self.notes,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def _index(index: CorpusIndex | None) -> CorpusIndex:
+    if index is not None:
+        return index
+    from guardsearch.corpus import open_index
+
+    return open_index()
+
+
+async def probe(
+    topic: str,
+    *,
+    model: Model,
+    index: CorpusIndex | None = None,
+    baseline: bool = False,
+    budget: ControlBudget | None = None,
+    settings: PolicySettings | None = None,
+    trace: Trace | None = None,
+    max_results: int = 10,
+) -> ProbeRun:
+    """Search the corpus for `topic` with the inner/outer loop (or the baseline)."""
+    if not topic.strip():
+        raise ConfigError("probe needs a non-empty topic")
+    if max_results < 1:
+        raise ConfigError(f"max_results must be >= 1, got {max_results}")
+    prober = CorpusProber(_index(index), k=max_results)
+    planner = ModelPlanner()
+    control = budget or ControlBudget()
+    events = trace if trace is not None else Trace()
+    if baseline:
+        return await _baseline(topic, model, planner, prober, control, events, max_results)
+    result = await run_adaptive(
+        topic,
+        model=model,
+        planner=planner,
+        prober=prober,
+        policy=CorpusProbePolicy(settings),
+        budget=control,
+        trace=events,
+        max_results=max_results,
+    )
+    return ProbeRun(
+        topic=topic,
+        mode="probe",
+        results=result.results,
+        plans=result.plans,
+        evaluation=result.evaluation,
+        budget=control,
+        trace=events,
+        seconds=result.seconds,
+        stop_reasons=[o.stop_reason for o in result.inner],
+        notes=result.notes,
+    )
+
+
+async def _baseline(
+    topic: str,
+    model: Model,
+    planner: ModelPlanner,
+    prober: CorpusProber,
+    control: ControlBudget,
+    trace: Trace,
+    max_results: int,
+) -> ProbeRun:
+    started = time.perf_counter()
+    metered = Metered(model, control.outer, trace)
+    notes: list[str] = []
+
+    def event(layer: str, phase: str, **data: Any) -> None:
+        t = round(time.perf_counter() - started, 4)
+        trace.emit("phase", step="inner_outer", layer=layer, phase=phase, t=t, **data)
+
+    event("outer", "plan", status="start")
+    try:
+        plan = await planner.plan(topic, metered)
+        event("outer", "plan", status="done", outer_used=control.outer_used)
+    except (BudgetExceeded, StepFailed, ModelError) as exc:
+        notes.append(f"plan failed: {exc}")
+        plan = planner.fallback(topic)
+    query = " ".join(dict.fromkeys([*plan.pool, *plan.terms]))
+    control.charge_probe()
+    results = await prober.search_text(query, max_results)
+    control.charge_step()
+    event("inner", "step", index=1, move="search", count=len(results), query=query)
+    evaluation = None
+    if control.outer_can(1):
+        event("outer", "evaluate", status="start")
+        try:
+            evaluation = await planner.evaluate(topic, results, metered)
+            event("outer", "evaluate", status="done", outer_used=control.outer_used)
+        except (BudgetExceeded, StepFailed, ModelError) as exc:
+            notes.append(f"evaluate failed: {exc}")
+    return ProbeRun(
+        topic=topic,
+        mode="baseline",
+        results=results,
+        plans=[plan],
+        evaluation=evaluation,
+        budget=control,
+        trace=trace,
+        seconds=time.perf_counter() - started,
+        stop_reasons=["single_search"],
+        notes=notes,
+    )

@@ -1,0 +1,154 @@
+"""`guardsearch bench plan`: seed 000's experiment through the experiment harness.
+
+    guardsearch bench plan --pipelines single,full,search,search-blind --budgets 1,5,10,20,30
+
+Runs pipeline × problem × trial at the largest budget (every plan pipeline is seeded,
+so smaller budgets are read off those runs), writes the harness scorecard (ε vs budget
+with Wilson intervals, E[calls], backtracks, paired deltas, plots) and the plan
+sections: per-category backtrack rate and depth distribution, heuristic vs blind DFS.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from guardsearch.cli.output import err, exit_for, fail, out, print_json
+from guardsearch.core.errors import GuardsearchError
+
+SUITE = "guardsearch.apps.plan.suite:suite"
+
+
+def _split(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _problems(problems: str, per_category: int | None) -> Any:
+    if per_category is not None:
+        return {"per_category": per_category}
+    return "all" if problems == "all" else _split(problems)
+
+
+def write_report(runner: Any, card: dict[str, Any], report_dir: Path, name: str) -> dict[str, Any]:
+    """The harness scorecard plus the plan sections, as NAME.md/.json/_budget.png/..."""
+    from guardsearch.apps.plan.scorecard import (
+        category_figures,
+        plan_markdown,
+        plot_depths,
+        repeats,
+    )
+    from guardsearch.experiments.scorecard import write_scorecard
+
+    results = runner.results()
+    categories = category_figures(results, [m.label for m in runner.methods], runner.config.budgets)
+    events_of = getattr(runner.store, "events", None)
+    repeated = repeats(results, events_of) if events_of is not None else None
+    paths = write_scorecard(card, report_dir, name)
+    full = {**card, "categories": categories, "repeats": repeated}
+    paths["json"].write_text(json.dumps(full, indent=2, default=str) + "\n", encoding="utf-8")
+    with paths["markdown"].open("a", encoding="utf-8") as fh:
+        fh.write("\n" + plan_markdown(card, categories, repeated))
+    depths = report_dir / f"{name}_depths.png"
+    plot_depths(categories, depths, f"{name}: backtracks by problem category")
+    return full
+
+
+def plan(
+    pipelines: Annotated[
+        str,
+        typer.Option(help="Comma-separated: single,classify-then-plan,full,search,search-blind."),
+    ] = "single,full,search,search-blind",
+    budgets: Annotated[str, typer.Option(help="Call budgets of the ε curve.")] = "1,5,10,20,30",
+    trials: Annotated[int, typer.Option(min=1, help="Trials (seeds) per problem.")] = 1,
+    problems: Annotated[str, typer.Option(help="'all' or comma-separated problem ids.")] = "all",
+    per_category: Annotated[
+        int | None, typer.Option(min=1, help="Only the first N problems of each category.")
+    ] = None,
+    model: Annotated[str, typer.Option(help="Model spec.")] = "embedded",
+    guard_level: Annotated[str, typer.Option(help="minimal | medium | expansive.")] = "expansive",
+    out_dir: Annotated[
+        Path, typer.Option("--out", help="Trials, traces and the scorecard go here (resumable).")
+    ] = Path("runs/bench-plan"),
+    report_dir: Annotated[
+        Path | None, typer.Option(help="Also write the report here (e.g. benchmarks/results).")
+    ] = None,
+    name: Annotated[str, typer.Option(help="File name of the scorecard and plots.")] = "plan",
+    quiet: Annotated[bool, typer.Option(help="No progress on stderr.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Seed 000's plan experiment: ε vs budget per pipeline, backtracks, heuristic vs blind."""
+    from guardsearch.experiments import ExperimentConfig, ExperimentRunner
+
+    methods = _split(pipelines)
+    try:
+        numbers = sorted({int(b) for b in _split(budgets)})
+    except ValueError:
+        fail(f"--budgets takes numbers like 1,5,10: {budgets}", as_json=as_json)
+
+    def progress(result: Any, done: int, total: int) -> None:
+        if not quiet:
+            mark = "solved" if result.succeeded else result.termination
+            err.print(
+                f"[dim][{done}/{total}] {result.method} {result.problem}: {mark}, "
+                f"{result.calls} calls, {result.seconds:.1f}s[/dim]"
+            )
+
+    try:
+        config = ExperimentConfig.parse(
+            {
+                "name": name,
+                "suite": SUITE,
+                "problems": _problems(problems, per_category),
+                "methods": [
+                    {"method": m, "options": {"guard_level": guard_level}} for m in methods
+                ],
+                "model": model,
+                "budgets": numbers,
+                "derive_budgets": True,
+                "trials": trials,
+                "out": str(out_dir),
+                "reference": methods[0] if methods else None,
+                "compare": [["search", "search-blind"]]
+                if {"search", "search-blind"} <= set(methods)
+                else [],
+            }
+        )
+        runner = ExperimentRunner(config, progress=progress)
+        if not quiet:
+            err.print(f"[dim]{len(runner.pending())} of {len(runner.plan())} trials to run[/dim]")
+        card = runner.run()
+        report = write_report(runner, card, report_dir or out_dir, name)
+    except GuardsearchError as exc:
+        fail(str(exc), exit_for(exc), as_json=as_json)
+    if as_json:
+        print_json(
+            {
+                "name": name,
+                "out": str(report_dir or out_dir),
+                "budgets": numbers,
+                "methods": {
+                    k: {
+                        "n": m["n"],
+                        "success_rate": m["success_rate"],
+                        "ci_low": m["ci_low"],
+                        "ci_high": m["ci_high"],
+                        "mean_calls": m["mean_calls"],
+                        "backtrack_rate": m["backtrack_rate"],
+                        "curve": m["curve"],
+                    }
+                    for k, m in report["methods"].items()
+                },
+                "deltas": report["deltas"],
+            }
+        )
+    else:
+        out.print(f"report: {(report_dir or out_dir) / (name + '.md')}")
+        for label, m in report["methods"].items():
+            out.print(
+                f"{label:>14}: {100 * m['success_rate']:5.1f}% "
+                f"[{100 * m['ci_low']:.1f}, {100 * m['ci_high']:.1f}] of {m['n']}, "
+                f"{m['mean_calls']:.1f} calls, backtrack rate {100 * m['backtrack_rate']:.0f}%"
+            )

@@ -1,0 +1,133 @@
+"""`guardsearch plan`: seed 000's planning pipeline, searched with guard feedback."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from guardsearch.cli.output import err, exit_for, fail, out, print_json, progress_printer
+from guardsearch.core.errors import GuardsearchError
+from guardsearch.core.events import Trace
+from guardsearch.store.jsonl import JsonlSink
+
+
+def _list(as_json: bool) -> None:
+    from guardsearch.apps.plan import problems
+
+    rows = [p.summary() for p in problems()]
+    if as_json:
+        print_json({"problems": rows})
+        return
+    for row in rows:
+        typer.echo(f"{row['id']:<30} {row['category']:<20} {row['title']}")
+
+
+def _show(result: dict[str, Any]) -> None:
+    if result["succeeded"]:
+        for step in result["plan"]["steps"]:
+            branch = f"  (on failure: {step['on_failure']})" if step.get("on_failure") else ""
+            out.print(f"{step['id']}: {step['action']}{branch}")
+    else:
+        err.print(f"[red]no valid plan:[/red] {result['termination']}")
+        for node in result["path"]:
+            mark = "ok" if node["passed"] else f"failed: {node['feedback']}"
+            err.print(f"[dim]  {node['step']}: {mark}[/dim]")
+    for b in result["backtracks"]:
+        err.print(f"[magenta]backtrack[/magenta] {b['from']} -> {b['to']} (depth {b['depth']})")
+
+
+def plan(
+    task: Annotated[
+        str | None,
+        typer.Argument(help="The task in words (default: the problem's own description)."),
+    ] = None,
+    problem: Annotated[str | None, typer.Option(help="A shipped problem id (see --list).")] = None,
+    problem_file: Annotated[
+        Path | None, typer.Option(help="Your own problem as YAML/JSON (see docs/plan.md).")
+    ] = None,
+    pipeline: Annotated[
+        str,
+        typer.Option(help="single | classify-then-plan | full | search | search-blind."),
+    ] = "search",
+    model: Annotated[str | None, typer.Option(help="Model spec (default: embedded).")] = None,
+    budget_calls: Annotated[int, typer.Option(min=1, help="Cap on model calls.")] = 30,
+    guard_level: Annotated[
+        str, typer.Option(help="Plan guard: minimal | medium | expansive.")
+    ] = "expansive",
+    heuristic: Annotated[
+        str | None,
+        typer.Option(help="Backtrack heuristic for search: rules | model | blind."),
+    ] = None,
+    temperature: Annotated[
+        float, typer.Option(min=0.0, help="Sampling temperature (seeded, so runs replay).")
+    ] = 0.7,
+    seed: Annotated[int, typer.Option(help="Base seed of the model calls.")] = 0,
+    trace: Annotated[Path | None, typer.Option(help="Append the event trace (JSONL).")] = None,
+    list_problems: Annotated[
+        bool, typer.Option("--list", help="List the shipped problems and exit.")
+    ] = False,
+    quiet: Annotated[bool, typer.Option(help="No progress on stderr.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Plan a task as analysis -> recon -> strategy -> plan, backtracking on guard feedback."""
+    if list_problems:
+        _list(as_json)
+        return
+    from guardsearch.apps.plan import get_problem, load_problem_file, plan_problem, problems
+
+    events = Trace()
+    events.subscribe(progress_printer(quiet))
+    sink = JsonlSink(trace) if trace else None
+    if sink:
+        events.subscribe(sink)
+    try:
+        if problem and problem_file:
+            fail("give --problem or --problem-file, not both", as_json=as_json)
+        if problem_file is not None:
+            chosen = load_problem_file(problem_file)
+        elif problem is not None:
+            chosen = get_problem(problem)
+        else:
+            matches = [
+                p for p in problems() if task and task.strip().lower() in (p.id, p.title.lower())
+            ]
+            if not matches:
+                fail(
+                    "a plan is judged against a problem's facts and actions: give --problem ID "
+                    "(guardsearch plan --list) or --problem-file FILE",
+                    as_json=as_json,
+                )
+            chosen, task = matches[0], None
+        result = asyncio.run(
+            plan_problem(
+                chosen,
+                task=task,
+                pipeline=pipeline,
+                model=model,
+                budget_calls=budget_calls,
+                guard_level=guard_level,
+                heuristic=heuristic,
+                trace=events,
+                temperature=temperature,
+                seed=seed,
+            )
+        )
+    except GuardsearchError as exc:
+        fail(str(exc), exit_for(exc), as_json=as_json)
+    finally:
+        if sink:
+            sink.close()
+    if as_json:
+        print_json(result)
+    else:
+        _show(result)
+    if not quiet:
+        err.print(
+            f"[dim]{result['pipeline']}: {result['calls']} calls, {result['tokens']} tokens, "
+            f"{len(result['backtracks'])} backtracks, {result['seconds']:.1f}s, "
+            f"termination {result['termination']}[/dim]"
+        )
+    raise typer.Exit(0 if result["succeeded"] else 1)

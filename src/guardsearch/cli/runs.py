@@ -1,0 +1,242 @@
+"""`guardsearch runs list|show|export|resume|cancel`: durable runs from the command line."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from guardsearch.cli.output import err, exit_for, fail, out, print_json, progress_printer
+from guardsearch.core.errors import GuardsearchError
+from guardsearch.core.events import Trace
+from guardsearch.store.base import STATUSES, RunRecord, RunStore
+
+runs_app = typer.Typer(
+    help="Durable runs: list, show, export, resume, cancel.", no_args_is_help=True
+)
+
+EXIT_PAUSED = 3
+
+StoreOption = Annotated[
+    str | None,
+    typer.Option(
+        "--store", help="Run store: a SQLite file or postgresql:// URL (default $GUARDSEARCH_DB)."
+    ),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
+
+
+def iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def record_json(record: RunRecord, *, full: bool = False) -> dict[str, Any]:
+    """A run as the CLI prints it (`full` adds spec, result, fingerprint and counters)."""
+    data: dict[str, Any] = {
+        "id": record.id,
+        "name": record.name,
+        "status": record.status,
+        "app": record.app,
+        "strategy": record.strategy,
+        "calls": record.calls,
+        "tokens": record.tokens,
+        "termination": record.termination,
+        "created_at": iso(record.created_at),
+        "updated_at": iso(record.updated_at),
+    }
+    if record.question is not None:
+        data["question"] = record.question
+    if record.error is not None:
+        data["error"] = record.error
+    if full:
+        data.update(
+            spec=record.spec,
+            result=record.result,
+            expansions=record.expansions,
+            nodes=record.nodes,
+            checkpoints=record.checkpoints,
+            sessions=record.sessions,
+            cost=record.cost,
+            paused_node=record.paused_node,
+            owner=record.owner,
+            fingerprint=record.fingerprint,
+        )
+    return data
+
+
+def open_or_fail(url: str | None, as_json: bool = False) -> RunStore:
+    from guardsearch.store.open import open_store
+
+    try:
+        return open_store(url)
+    except GuardsearchError as exc:
+        fail(str(exc), exit_for(exc), as_json=as_json)
+
+
+def get_or_fail(store: RunStore, run_id: str, as_json: bool = False) -> RunRecord:
+    try:
+        return store.get_run(run_id)
+    except GuardsearchError as exc:
+        fail(str(exc), exit_for(exc), as_json=as_json)
+
+
+@runs_app.command("list")
+def list_runs(
+    store: StoreOption = None,
+    status: Annotated[str | None, typer.Option(help=f"Only runs {'|'.join(STATUSES)}.")] = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="At most N runs, newest first.")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """List runs, newest first."""
+    if status is not None and status not in STATUSES:
+        fail(f"unknown status {status!r}; one of {', '.join(STATUSES)}", as_json=as_json)
+    the_store = open_or_fail(store, as_json)
+    records = the_store.list_runs(status=status, limit=limit)
+    if as_json:
+        print_json([record_json(r) for r in records])
+        return
+    if not records:
+        err.print(f"[dim]no runs in {the_store.url}[/dim]")
+    for r in records:
+        out.print(
+            f"{r.id}  {r.status:<9}  {r.app}/{r.strategy:<10}  {r.calls:>4} calls  "
+            f"{iso(r.created_at)}  {r.name}"
+        )
+
+
+@runs_app.command()
+def show(
+    run_id: Annotated[str, typer.Argument(help="The run id.")],
+    store: StoreOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """One run: status, spec, result, counters (a paused run shows its question)."""
+    the_store = open_or_fail(store, as_json)
+    record = get_or_fail(the_store, run_id, as_json)
+    data = record_json(record, full=True)
+    data["paid_calls"] = len(the_store.calls(run_id))
+    data["events"] = len(the_store.events(run_id))
+    if as_json:
+        print_json(data)
+        return
+    for key in ("id", "name", "status", "app", "strategy", "termination", "question", "error"):
+        if data.get(key):
+            out.print(f"{key:<12} {data[key]}")
+    out.print(f"{'calls':<12} {record.calls} ({data['paid_calls']} paid, memoised)")
+    out.print(f"{'tokens':<12} {record.tokens}")
+    out.print(f"{'expansions':<12} {record.expansions} ({record.nodes} nodes)")
+    out.print(f"{'sessions':<12} {record.sessions} ({record.checkpoints} checkpoints)")
+    out.print(f"{'created':<12} {data['created_at']}")
+    if record.result:
+        out.print(f"{'answer':<12} {record.result.get('answer')}")
+        for line in record.result.get("path", []):
+            out.print(f"[dim]  {line}[/dim]")
+
+
+@runs_app.command()
+def export(
+    run_id: Annotated[str, typer.Argument(help="The run id.")],
+    store: StoreOption = None,
+    out_file: Annotated[
+        Path | None, typer.Option("--out", help="Write here instead of stdout.")
+    ] = None,
+) -> None:
+    """Everything about a run as one JSON document: record, tree, events, paid calls."""
+    from guardsearch.runs.checkpoint import restore
+
+    the_store = open_or_fail(store)
+    record = get_or_fail(the_store, run_id)
+    saved = the_store.load_checkpoint(run_id)
+    doc = {
+        "run": record_json(record, full=True),
+        "state": restore(saved) if saved is not None else None,
+        "events": the_store.events(run_id),
+        "calls": the_store.calls(run_id),
+    }
+    if out_file is None:
+        print_json(doc)
+    else:
+        out_file.write_text(json.dumps(doc, ensure_ascii=False, indent=2), "utf-8")
+        err.print(f"[dim]wrote {out_file}[/dim]")
+
+
+@runs_app.command()
+def resume(
+    run_id: Annotated[str, typer.Argument(help="The run id.")],
+    input_text: Annotated[
+        str | None, typer.Option("--input", help="Answer to a paused run's question.")
+    ] = None,
+    store: StoreOption = None,
+    budget_calls: Annotated[
+        int | None, typer.Option(min=1, help="Raise the call limit (a run that ran out).")
+    ] = None,
+    budget_tokens: Annotated[int | None, typer.Option(min=1, help="Raise the token limit.")] = None,
+    locked: Annotated[
+        bool, typer.Option("--locked", help="Refuse unless the solver matches the lock file.")
+    ] = False,
+    lock_file: Annotated[Path, typer.Option(help="The lock file for --locked.")] = Path(
+        "guardsearch.lock"
+    ),
+    quiet: Annotated[bool, typer.Option(help="No progress on stderr.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Continue a run from its last saved frontier (after a crash, a pause or a budget)."""
+    from guardsearch.runs.runner import execute_run
+
+    the_store = open_or_fail(store, as_json)
+    events = Trace()
+    events.subscribe(progress_printer(quiet))
+    budget = {"calls": budget_calls, "tokens": budget_tokens}
+    try:
+        record = asyncio.run(
+            execute_run(
+                run_id,
+                the_store,
+                human_input=input_text,
+                budget={k: v for k, v in budget.items() if v is not None} or None,
+                locked=lock_file if locked else None,
+                trace=events,
+            )
+        )
+    except GuardsearchError as exc:
+        fail(str(exc), exit_for(exc), as_json=as_json)
+    report(record, as_json=as_json, quiet=quiet)
+
+
+def report(record: RunRecord, *, as_json: bool, quiet: bool) -> None:
+    """Print a finished (or paused) run and exit with its code: 0, 1, or 3 when paused."""
+    if as_json:
+        print_json(record_json(record, full=True))
+    elif record.status == "paused":
+        out.print(f"paused: {record.question}")
+        err.print(f"resume with: guardsearch runs resume {record.id} --input TEXT")
+    elif record.result is not None and record.result.get("succeeded"):
+        out.print(str(record.result.get("answer")))
+    else:
+        err.print(f"[red]run {record.status}:[/red] {record.termination or record.error}")
+    if not quiet and not as_json:
+        err.print(f"[dim]run {record.id}: {record.status}, {record.calls} calls[/dim]")
+    code = {"succeeded": 0, "paused": EXIT_PAUSED}.get(record.status, 1)
+    raise typer.Exit(code)
+
+
+@runs_app.command()
+def cancel(
+    run_id: Annotated[str, typer.Argument(help="The run id.")],
+    store: StoreOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Mark a run that is not running (created, paused, failed) as cancelled."""
+    the_store = open_or_fail(store, as_json)
+    try:
+        record = the_store.transition(run_id, "cancelled", termination="cancelled")
+    except GuardsearchError as exc:
+        fail(str(exc), exit_for(exc), as_json=as_json)
+    if as_json:
+        print_json(record_json(record))
+    else:
+        out.print(f"{record.id} cancelled")

@@ -1,0 +1,301 @@
+"""run_adaptive (seed 003): the outer planner around the inner probe loop.
+
+    plan                                   outer call 1 (code fallback if it fails)
+    loop:
+        conservative = the outer budget is low          (outer -> inner linkage)
+        policy = selector.select(plan)
+        inner loop: decide -> probe the beam (memo first, the rest in ONE merged call)
+                    -> apply -> stop when the termination policy says so
+        failure = classifier.classify(stop reason)
+        plateau / nothing found and the outer budget can pay a replan and the
+        evaluation -> replan and run the inner loop again (inner -> outer linkage)
+    evaluate the results                   outer call 2 (or 3)
+
+Every step of both layers is a `phase` event (step "inner_outer", `layer` outer or
+inner); timeline.py turns them into the dual-layer timeline.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from guardsearch.core.errors import BudgetExceeded, ConfigError, ModelError, StepFailed
+from guardsearch.core.events import Trace
+from guardsearch.loops.inner_outer.budget import ControlBudget
+from guardsearch.loops.inner_outer.extensions import (
+    DefaultTermination,
+    FailureClassifier,
+    RuleClassifier,
+    SingleStrategy,
+    StrategySelector,
+    TerminationPolicy,
+)
+from guardsearch.loops.inner_outer.memo import QueryMemo
+from guardsearch.loops.inner_outer.observation import Hit, Observation
+from guardsearch.loops.inner_outer.plan import Evaluation, ProbePlan
+from guardsearch.loops.inner_outer.planner import Planner
+from guardsearch.loops.inner_outer.policy import BandProbePolicy, ProbePolicy, ProbeState
+from guardsearch.loops.inner_outer.scoring import ScoreContext, WeightedScorer
+from guardsearch.models.base import Model
+from guardsearch.models.metered import Metered
+
+_STEP = "inner_outer"
+
+
+class Prober(Protocol):
+    """Runs a beam of queries in one call (OR-merged), one Observation per query."""
+
+    async def probe(
+        self, queries: Sequence[Hashable], keys: Sequence[str]
+    ) -> list[Observation]: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class InnerOutcome:
+    plan: ProbePlan
+    state: ProbeState
+    stop_reason: str
+    failure: str
+
+
+@dataclass(kw_only=True)
+class AdaptiveResult:
+    topic: str
+    results: list[Hit]
+    plans: list[ProbePlan]
+    inner: list[InnerOutcome]
+    evaluation: Evaluation | None
+    budget: ControlBudget
+    trace: Trace = field(repr=False)
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def llm_calls(self) -> int:
+        return self.budget.outer_used
+
+    @property
+    def probe_calls(self) -> int:
+        return self.budget.probes_used
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.start = time.perf_counter()
+
+    def __call__(self) -> float:
+        return round(time.perf_counter() - self.start, 4)
+
+
+async def run_adaptive(
+    topic: str,
+    *,
+    model: Model,
+    planner: Planner,
+    prober: Prober,
+    policy: ProbePolicy | None = None,
+    selector: StrategySelector | None = None,
+    budget: ControlBudget | None = None,
+    classifier: FailureClassifier | None = None,
+    termination: TerminationPolicy | None = None,
+    scorer: WeightedScorer | None = None,
+    memo: QueryMemo | None = None,
+    trace: Trace | None = None,
+    max_replans: int = 1,
+    max_results: int = 10,
+) -> AdaptiveResult:
+    """Plan with the model, probe deterministically, replan on a plateau, evaluate."""
+    if selector is None:
+        if policy is None:
+            raise ConfigError("run_adaptive needs a policy or a selector")
+        selector = SingleStrategy(policy)
+    run = _Run(
+        topic=topic,
+        planner=planner,
+        prober=prober,
+        selector=selector,
+        budget=budget or ControlBudget(),
+        classifier=classifier or RuleClassifier(),
+        termination=termination or DefaultTermination(),
+        scorer=scorer or WeightedScorer(),
+        memo=memo if memo is not None else QueryMemo(),
+        trace=trace if trace is not None else Trace(),
+        max_replans=max_replans,
+        max_results=max_results,
+    )
+    run.metered = Metered(model, run.budget.outer, run.trace)
+    return await run.go()
+
+
+@dataclass(kw_only=True)
+class _Run:
+    topic: str
+    planner: Planner
+    prober: Prober
+    selector: StrategySelector
+    budget: ControlBudget
+    classifier: FailureClassifier
+    termination: TerminationPolicy
+    scorer: WeightedScorer
+    memo: QueryMemo
+    trace: Trace
+    max_replans: int
+    max_results: int
+    metered: Metered = field(init=False)
+    clock: _Clock = field(default_factory=_Clock)
+    notes: list[str] = field(default_factory=list)
+
+    def event(self, layer: str, phase: str, **data: Any) -> None:
+        self.trace.emit("phase", step=_STEP, layer=layer, phase=phase, t=self.clock(), **data)
+
+    async def outer_call(self, phase: str, call: Any) -> Any:
+        """One planner call; on failure the run goes on without it (noted)."""
+        calls_before = self.budget.outer_used
+        self.event("outer", phase, status="start", outer_used=calls_before)
+        try:
+            value = await call
+        except (BudgetExceeded, StepFailed, ModelError) as exc:
+            self.notes.append(f"{phase} failed: {exc}")
+            self.event("outer", phase, status="failed", error=str(exc))
+            return None
+        self.event("outer", phase, status="done", outer_used=self.budget.outer_used)
+        return value
+
+    async def go(self) -> AdaptiveResult:
+        plan = await self.outer_call("plan", self.planner.plan(self.topic, self.metered))
+        if plan is None:
+            plan = self.planner.fallback(self.topic)
+        plans, outcomes = [plan], []
+        replans = 0
+        while True:
+            outcome = await self.inner_loop(plan)
+            outcomes.append(outcome)
+            can_replan = replans < self.max_replans and self.budget.outer_can(
+                1 + self.budget.outer_reserve
+            )
+            if not (self.classifier.wants_replan(outcome.failure) and can_replan):
+                break
+            self.event("outer", "replan_triggered", failure=outcome.failure)
+            new_plan = await self.outer_call(
+                "replan",
+                self.planner.replan(self.topic, plan, outcome.state, outcome.failure, self.metered),
+            )
+            replans += 1
+            if new_plan is None:
+                break
+            plan = new_plan
+            plans.append(plan)
+        results = self.results(outcomes)
+        evaluation = None
+        if self.budget.outer_can(1):
+            evaluation = await self.outer_call(
+                "evaluate", self.planner.evaluate(self.topic, results, self.metered)
+            )
+        self.event("outer", "end", results=len(results), budget=self.budget.as_dict())
+        return AdaptiveResult(
+            topic=self.topic,
+            results=results,
+            plans=plans,
+            inner=outcomes,
+            evaluation=evaluation,
+            budget=self.budget,
+            trace=self.trace,
+            seconds=self.clock(),
+            notes=self.notes,
+        )
+
+    def results(self, outcomes: Sequence[InnerOutcome]) -> list[Hit]:
+        pool: dict[str, Hit] = {}
+        for outcome in outcomes:
+            hits = outcome.state.collected or (
+                outcome.state.last.hits if outcome.state.last else ()
+            )
+            for hit in hits:
+                pool.setdefault(hit.id, hit)
+        ctx = ScoreContext.of(self.topic, outcomes[-1].plan.kind if outcomes else "")
+        return self.scorer.rank(list(pool.values()), ctx)[: self.max_results]
+
+    async def inner_loop(self, plan: ProbePlan) -> InnerOutcome:
+        conservative = self.budget.outer_low
+        policy = self.selector.select(plan, self.budget)
+        state = policy.initialize(plan, conservative=conservative)
+        self.event(
+            "inner",
+            "init",
+            conservative=conservative,
+            outer_remaining=self.budget.outer_remaining,
+            query=policy.normalise(state.query),
+            lo=state.band.lo,
+            hi=state.band.hi,
+        )
+        while True:
+            reason = self.termination.stop_reason(state, policy, self.budget)
+            if reason is not None:
+                break
+            action = policy.decide(state)
+            observations = await self.probe(policy, action.variants)
+            if observations is None:
+                reason = "inner_budget"
+                break
+            self.budget.charge_step()
+            state = policy.apply(state, action, observations)
+            self.event(
+                "inner",
+                "step",
+                index=state.step,
+                move=action.move,
+                note=action.note,
+                variants=[o.key for o in observations],
+                counts=[o.count for o in observations],
+                memo=[o.from_memo for o in observations],
+                chosen=state.last.key if state.last else "",
+                count=state.count,
+                lo=state.band.lo,
+                hi=state.band.hi,
+                ema=state.band.ema,
+                fitness=round(state.best_fitness, 4),
+                probes_used=self.budget.probes_used,
+                memo_hits=self.budget.memo_hits,
+            )
+        failure = self.classifier.classify(reason, state)
+        self.event("inner", "stop", reason=reason, failure=failure, steps=state.step)
+        return InnerOutcome(plan=plan, state=state, stop_reason=reason, failure=failure)
+
+    async def probe(
+        self, policy: ProbePolicy, variants: Sequence[Hashable]
+    ) -> list[Observation] | None:
+        """Memo first; everything else in one merged probe call (None: no budget for it)."""
+        keys = [policy.normalise(v) for v in variants]
+        found: dict[str, Observation] = {}
+        missing: dict[str, Hashable] = {}
+        for key, variant in zip(keys, variants, strict=True):
+            if key in found or key in missing:
+                continue
+            cached = self.memo.get(key)
+            if cached is not None:
+                found[key] = cached
+                self.budget.memo_hits += 1
+            else:
+                missing[key] = variant
+        if missing:
+            if self.budget.probes_used >= self.budget.inner_probes:
+                return None
+            self.budget.charge_probe()
+            fresh = await self.prober.probe(list(missing.values()), list(missing))
+            for observation in fresh:
+                self.memo.put(observation)
+                found[observation.key] = observation
+        ordered = dict.fromkeys(keys)
+        return [found[k] for k in ordered if k in found]
+
+
+__all__ = [
+    "AdaptiveResult",
+    "BandProbePolicy",
+    "InnerOutcome",
+    "Prober",
+    "run_adaptive",
+]

@@ -1,0 +1,270 @@
+"""The plan/act/review loop (seed 002): reflect -> act -> review -> refine and retry.
+
+    plan once: a reflection block (plan, assumptions, risks, success criteria) + a spec
+    repeat:
+        act: run the tools for the spec (no model calls)
+        review: verify each new candidate (rules, then a model judge) -> QualityReport
+        stop when quality meets the domain's threshold and enough items are verified
+        otherwise choose a refinement: escalation gives the levels (keywords -> sources
+        -> replan), the app offers refinements per level, the history ranks them
+        check the budget for one more attempt *before* spending; apply; retry
+    answer with what was verified, with caveats when quality stayed low
+
+Every phase is a `phase` event (step "review"); model calls go through Metered.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic
+
+from guardsearch.core.errors import BudgetExceeded, ModelError, StepFailed
+from guardsearch.core.events import Trace
+from guardsearch.core.usage import Usage
+from guardsearch.loops.review.config import ReviewConfig
+from guardsearch.loops.review.history import RefinementHistory
+from guardsearch.loops.review.quality import QualityReport, Refinement, Verdict, quality_report
+from guardsearch.loops.review.reflection import Reflection
+from guardsearch.loops.review.run import AttemptRecord, ReviewRun
+from guardsearch.loops.review.task import Candidate, ReviewTask, SpecT
+from guardsearch.models.base import Model
+from guardsearch.models.metered import Metered
+
+
+def _largest(usages: Sequence[Usage]) -> Usage:
+    return Usage(
+        calls=max((u.calls for u in usages), default=0),
+        prompt_tokens=max((u.prompt_tokens for u in usages), default=0),
+        completion_tokens=max((u.completion_tokens for u in usages), default=0),
+    )
+
+
+@dataclass
+class ReviewLoop(Generic[SpecT]):
+    """Runs a `ReviewTask` under one budget; `history` may be shared across runs."""
+
+    task: ReviewTask[SpecT]
+    model: Model
+    config: ReviewConfig = field(default_factory=ReviewConfig)
+    history: RefinementHistory = field(default_factory=RefinementHistory)
+
+    async def run(
+        self, request: str, *, min_items: int | None = None, trace: Trace | None = None
+    ) -> ReviewRun:
+        state = _RunState(
+            self,
+            request,
+            min_items or self.config.min_items,
+            trace if trace is not None else Trace(),
+        )
+        return await state.run()
+
+
+class _RunState(Generic[SpecT]):
+    def __init__(self, loop: ReviewLoop[SpecT], request: str, min_items: int, trace: Trace):
+        self.loop = loop
+        self.task = loop.task
+        self.config = loop.config
+        self.history = loop.history
+        self.request = request
+        self.min_items = min_items
+        self.trace = trace
+        self.metered = Metered(loop.model, self.config.budget(), trace)
+        self.started = time.perf_counter()
+        self.reflection: Reflection | None = None
+        self.domain = "general"
+        self.threshold = self.config.thresholds.default
+        self.attempts: list[AttemptRecord] = []
+        self.verdicts: dict[str, Verdict] = {}
+        self.accepted: dict[str, Candidate] = {}
+        self.plan_cost = Usage(calls=1)
+        self.error = ""
+
+    def phase(self, phase: str, **data: Any) -> None:
+        self.trace.emit("phase", step="review", phase=phase, **data)
+
+    async def run(self) -> ReviewRun:
+        self.phase("start", request=self.request, min_items=self.min_items)
+        try:
+            planned = await self.task.plan(self.request, self.metered)
+        except (StepFailed, BudgetExceeded, ModelError) as exc:
+            self.error = f"plan failed: {exc}"
+            return self.finish("plan_failed")
+        self.plan_cost = self.metered.usage  # a replan costs about what the plan did
+        self.reflection = planned.reflection
+        self.domain = planned.domain
+        self.threshold = self.config.thresholds.for_domain(planned.domain)
+        self.phase(
+            "planned",
+            reflection=planned.reflection.model_dump(),
+            domain=self.domain,
+            threshold=self.threshold,
+            spec=self.task.describe(planned.spec),
+        )
+        return await self.attempt_loop(planned.spec)
+
+    async def attempt_loop(self, spec: SpecT) -> ReviewRun:
+        applied: Refinement | None = None
+        for number in range(1, self.config.max_attempts + 1):
+            record = await self.attempt(number, spec, applied)
+            if record is None:
+                return self.finish("budget")
+            report = record.report
+            if report.meets_threshold and len(self.accepted) >= self.min_items:
+                return self.finish("threshold_met")
+            refinement = report.suggested_refinement
+            if refinement is None:
+                return self.finish("no_refinement")
+            if number == self.config.max_attempts:
+                return self.finish("max_attempts")
+            if not self.can_afford(refinement):
+                return self.finish("budget")
+            try:
+                spec = await self.refine(spec, refinement)
+            except (StepFailed, ModelError) as exc:
+                self.phase("replan_failed", error=str(exc))
+                return self.finish("replan_failed")
+            except BudgetExceeded:
+                return self.finish("budget")
+            self.history.applied(number, refinement, report.quality_score)
+            applied = refinement
+        return self.finish("max_attempts")  # pragma: no cover - the loop always returns
+
+    async def attempt(
+        self, number: int, spec: SpecT, applied: Refinement | None
+    ) -> AttemptRecord | None:
+        began, usage_before = time.perf_counter(), self.metered.usage
+        self.phase("act", attempt=number, spec=self.task.describe(spec))
+        candidates = _unique(await self.task.act(spec))
+        fresh = [c for c in candidates if c.key not in self.verdicts]
+        try:
+            for verdict in await self.task.verify(fresh, spec, self.metered):
+                self.verdicts[verdict.key] = verdict
+        except BudgetExceeded as exc:
+            self.phase("budget_stop", attempt=number, reason=exc.reason)
+            return None
+        verdicts = [self.verdicts[c.key] for c in candidates if c.key in self.verdicts]
+        report = quality_report(verdicts, self.threshold)
+        if applied is not None:
+            self.history.outcome(report.quality_score)
+        newly = [c for c in candidates if self.verdicts[c.key].accepted]
+        for candidate in newly:
+            self.accepted.setdefault(candidate.key, candidate)
+        enough = report.meets_threshold and len(self.accepted) >= self.min_items
+        if not enough:
+            refinement = self.choose(report, verdicts, candidates, spec)
+            report = report.model_copy(update={"suggested_refinement": refinement})
+        record = AttemptRecord(
+            number=number,
+            spec=self.task.describe(spec),
+            applied=applied,
+            report=report,
+            accepted=[c.key for c in newly],
+            usage=self.metered.usage - usage_before,
+            seconds=time.perf_counter() - began,
+        )
+        self.attempts.append(record)
+        self.phase("reviewed", attempt=number, quality_report=report.model_dump())
+        return record
+
+    def choose(
+        self,
+        report: QualityReport,
+        verdicts: Sequence[Verdict],
+        candidates: Sequence[Candidate],
+        spec: SpecT,
+    ) -> Refinement | None:
+        for level in self.config.escalation.levels(self.history):
+            offered = self.task.suggest(level, report, verdicts, candidates, spec, self.history)
+            ranked = self.history.rank(offered)
+            if ranked:
+                return ranked[0]
+        return None
+
+    def can_afford(self, refinement: Refinement) -> bool:
+        """Cost-aware retry: the next attempt may cost as much as the dearest one so far
+        (plus a replan call); refuse it before spending if that could break the budget."""
+        estimate = _largest([a.usage for a in self.attempts])
+        if refinement.level == "replan":
+            estimate = estimate + self.plan_cost
+        reason = self.metered.budget.violation(estimate)
+        if reason:
+            self.phase("budget_stop", reason=reason, estimate=estimate.as_dict())
+            return False
+        return True
+
+    async def refine(self, spec: SpecT, refinement: Refinement) -> SpecT:
+        self.phase("refine", level=refinement.level, refinement=refinement.model_dump())
+        if refinement.level == "replan":
+            reports = [a.report for a in self.attempts]
+            return await self.task.replan(self.request, spec, reports, self.metered)
+        return self.task.apply(spec, refinement)
+
+    def finish(self, stop_reason: str) -> ReviewRun:
+        items = list(self.accepted.values())
+        caveats = self.caveats(stop_reason, items)
+        run = ReviewRun(
+            request=self.request,
+            reflection=self.reflection,
+            domain=self.domain,
+            threshold=self.threshold,
+            attempts=self.attempts,
+            items=items,
+            stop_reason=stop_reason,
+            caveats=caveats,
+            answer=compose_answer(self.request, items, caveats),
+            usage=self.metered.usage,
+            seconds=time.perf_counter() - self.started,
+            history=self.history,
+            trace=self.trace,
+            error=self.error,
+        )
+        self.phase("end", stop_reason=stop_reason, items=len(items), caveats=caveats)
+        return run
+
+    def caveats(self, stop_reason: str, items: Sequence[Candidate]) -> list[str]:
+        notes: list[str] = []
+        if self.error:
+            notes.append(self.error)
+        last = self.attempts[-1].report if self.attempts else None
+        if last is not None and not last.meets_threshold:
+            notes.append(
+                f"Quality stayed below the {self.domain} threshold: "
+                f"{last.quality_score:.0%} < {last.threshold:.0%} "
+                f"({last.verified} of {last.total_fetched} verified in the last attempt)."
+            )
+        if len(items) < self.min_items:
+            notes.append(
+                f"Only {len(items)} of the {self.min_items} requested items were verified."
+            )
+        if stop_reason == "budget":
+            notes.append("The budget ran out before another attempt could be paid for.")
+        elif stop_reason == "no_refinement" and notes:
+            notes.append("No untried refinement was left to improve the results.")
+        elif stop_reason == "max_attempts" and notes:
+            notes.append(f"Stopped after {len(self.attempts)} attempts.")
+        return notes
+
+
+def _unique(candidates: Sequence[Candidate]) -> list[Candidate]:
+    seen: dict[str, Candidate] = {}
+    for candidate in candidates:
+        seen.setdefault(candidate.key, candidate)
+    return list(seen.values())
+
+
+def compose_answer(request: str, items: Sequence[Candidate], caveats: Sequence[str]) -> str:
+    """The answer: verified items only, then the caveats (never a silent low-quality list)."""
+    if items:
+        lines = [f"Found {len(items)} verified item(s) for: {request}"]
+        for item in items:
+            about = f" ({item.description})" if item.description else ""
+            lines.append(f"- {item.title}{about}")
+    else:
+        lines = [f"No item could be verified for: {request}"]
+    if caveats:
+        lines.append("Caveats:")
+        lines += [f"- {c}" for c in caveats]
+    return "\n".join(lines)

@@ -1,0 +1,94 @@
+"""What a review run produced: attempts with their quality reports, items, the answer."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from guardsearch.core.errors import ConfigError
+from guardsearch.core.events import Trace
+from guardsearch.core.usage import Usage
+from guardsearch.loops.review.history import RefinementHistory
+from guardsearch.loops.review.quality import QualityReport, Refinement
+from guardsearch.loops.review.reflection import Reflection
+from guardsearch.loops.review.task import Candidate
+
+
+@dataclass(frozen=True, kw_only=True)
+class AttemptRecord:
+    number: int
+    spec: dict[str, Any]
+    applied: Refinement | None
+    report: QualityReport
+    accepted: list[str]
+    usage: Usage
+    seconds: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "attempt": self.number,
+            "spec": self.spec,
+            "applied_refinement": self.applied.model_dump() if self.applied else None,
+            "quality_report": self.report.model_dump(),
+            "accepted": self.accepted,
+            "calls": self.usage.calls,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+@dataclass(kw_only=True)
+class ReviewRun:
+    request: str
+    reflection: Reflection | None
+    domain: str
+    threshold: float
+    attempts: list[AttemptRecord]
+    items: list[Candidate]
+    stop_reason: str
+    caveats: list[str]
+    answer: str
+    usage: Usage
+    seconds: float
+    history: RefinementHistory
+    trace: Trace = field(repr=False)
+    error: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.error and bool(self.items)
+
+    def transcript(self) -> dict[str, Any]:
+        """Everything the run did, for `--transcript FILE` (seed 002's verbose transcripts)."""
+        return {
+            "request": self.request,
+            "reflection": self.reflection.model_dump() if self.reflection else None,
+            "domain": self.domain,
+            "threshold": self.threshold,
+            "attempts": [a.as_dict() for a in self.attempts],
+            "refinement_history": self.history.as_list(),
+            "items": [
+                {"key": c.key, "title": c.title, "description": c.description} for c in self.items
+            ],
+            "stop_reason": self.stop_reason,
+            "caveats": self.caveats,
+            "answer": self.answer,
+            "error": self.error,
+            "usage": self.usage.as_dict(),
+            "seconds": round(self.seconds, 3),
+            "events": [e.as_dict() for e in self.trace.events],
+        }
+
+
+def write_transcript(run: ReviewRun, path: str | Path) -> Path:
+    target = Path(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(
+            json.dumps(run.transcript(), ensure_ascii=False, indent=1, default=str),
+            encoding="utf-8",
+        )
+    except OSError as exc:
+        raise ConfigError(f"cannot write transcript {target}: {exc.strerror}") from exc
+    return target

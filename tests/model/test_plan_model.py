@@ -1,0 +1,58 @@
+"""`guardsearch plan --problem ID --json` on the real embedded model (seed 000's pipeline).
+
+A small model may or may not find a valid plan within the budget; what must hold is
+the contract: every field present, every plan it calls valid really passes the
+guards, the calls stay within the budget, and the tree and backtracks are consistent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from guardsearch import Artifact, Context
+from guardsearch.apps.plan import get_problem, plan_guard
+from guardsearch.cli import app
+
+pytestmark = pytest.mark.model
+pytest.importorskip("llama_cpp")
+
+runner = CliRunner()
+PROBLEM = "ops-disk-full"
+BUDGET = 8
+
+
+def test_plan_problem_json_on_the_embedded_model() -> None:
+    result = runner.invoke(
+        app,
+        ["plan", "--problem", PROBLEM, "--budget-calls", str(BUDGET), "--json", "--quiet"],
+    )
+    assert result.exit_code in (0, 1), result.stderr
+    payload = json.loads(result.stdout)
+    for key in ("succeeded", "plan", "calls", "backtracks", "termination", "tree"):
+        assert key in payload
+    assert payload["termination"] in {
+        "success",
+        "budget_exhausted",
+        "all_pruned",
+        "backtrack_ceiling",
+    }
+    assert 1 <= payload["calls"] <= BUDGET
+    assert payload["tree"], "the search judged at least one node"
+    for node in payload["tree"]:
+        assert {"step", "attempt", "passed", "feedback"} <= set(node)
+        assert node["step"] in {"analysis", "recon", "strategy", "plan"}
+        assert node["passed"] or node["feedback"]
+    for back in payload["backtracks"]:
+        assert back["depth"] >= 1 and back["reason"]
+    assert (result.exit_code == 0) == payload["succeeded"]
+    if payload["succeeded"]:
+        guard = plan_guard(get_problem(PROBLEM), "expansive")
+        artifact = Artifact(id="p", step="plan", text=json.dumps(payload["plan"]))
+        verdict = asyncio.run(guard.check(artifact, Context(objective="check")))
+        assert verdict.passed, verdict.feedback
+    else:
+        assert payload["plan"] is None

@@ -1,0 +1,71 @@
+"""The scorecard: JSON figures, the Markdown report, the deltas and the PNG plots."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from helpers import result
+
+from guardsearch.experiments.metrics import wilson
+from guardsearch.experiments.scorecard import build_scorecard, markdown, write_scorecard
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def card() -> dict:
+    results = [
+        result(problem="a", method="linear", succeeded=False, calls=1, budget=60),
+        result(problem="b", method="linear", succeeded=True, calls=1, budget=60),
+        result(problem="a", method="search", succeeded=True, calls=12, budget=60),
+        result(problem="b", method="search", succeeded=True, calls=40, budget=60),
+        result(problem="c", method="search", succeeded=False, calls=60, budget=60),
+    ]
+    return build_scorecard(
+        results,
+        methods=["linear", "search"],
+        problems=["a", "b", "c"],
+        budgets=[10, 20, 60],
+        derived={"linear": True, "search": True},
+        meta={"name": "demo", "suite": "s", "model": "fake", "reference": "linear"},
+    )
+
+
+def test_each_method_has_its_figures_and_curve() -> None:
+    c = card()
+    search = c["methods"]["search"]
+    assert (search["n"], search["successes"]) == (3, 2)
+    assert (search["ci_low"], search["ci_high"]) == pytest.approx(wilson(2, 3))
+    assert [p["successes"] for p in search["curve"]] == [0, 1, 2]
+    assert [p["budget"] for p in search["curve"]] == [10, 20, 60]
+    assert c["methods"]["linear"]["curve"][0]["successes"] == 1
+    assert c["models"] == ["fake"]
+
+
+def test_the_delta_is_paired_on_the_common_problems() -> None:
+    (delta,) = card()["deltas"]
+    assert (delta["method"], delta["vs"], delta["n"]) == ("search", "linear", 2)
+    assert (delta["successes"], delta["successes_vs"]) == (2, 1)
+    assert (delta["only_method"], delta["only_vs"]) == (1, 0)
+    assert delta["delta"] == pytest.approx(0.5)
+    assert delta["mean_tokens"] == pytest.approx((12 + 40) * 12 / 2)
+
+
+def test_the_markdown_states_model_budgets_rates_and_prefix_reuse() -> None:
+    text = markdown(card())
+    assert "model spec: `fake`" in text
+    assert "| search | 3 | 2 | 66.7% [20.8%, 93.9%]" in text
+    assert "| linear | 50.0% (1/2) | 50.0% (1/2) | 50.0% (1/2) |" in text
+    assert "| search | linear | 2 | 2 / 1 | 1 / 0 | +50.0 pts" in text
+    assert "| search | 1,120 | 560 | 560 | 50.0% |" in text
+
+
+def test_writing_gives_json_markdown_and_three_pngs(tmp_path: Path) -> None:
+    paths = write_scorecard(card(), tmp_path, "demo")
+    assert json.loads(paths["json"].read_text())["methods"]["search"]["successes"] == 2
+    assert paths["markdown"].read_text().startswith("# Scorecard: demo")
+    for key in ("budget_plot", "calls_plot", "prefix_plot"):
+        data = paths[key].read_bytes()
+        assert data.startswith(PNG)
+        assert len(data) > 5_000

@@ -1,0 +1,130 @@
+"""Helpers for the plan-app tests: good outputs per step and a scripted model by step."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from guardsearch import ModelRequest, ScriptedModel
+from guardsearch.apps.plan import CATEGORIES, Plan, Problem, get_problem, reference_plan
+
+STEPS = ("analysis", "recon", "strategy", "plan")
+A, R, S, P = STEPS
+# How each step's prompt (its template file) introduces itself.
+_MARKERS = {
+    "(analysis)": "analysis",
+    "(reconnaissance)": "recon",
+    "(strategy)": "strategy",
+    "You are the planner": "plan",
+}
+
+# A problem with a risky step (deploy_fix may lose service_up; rollback_release recovers).
+RISKY = "bug-login-empty-password"
+# A problem without risky steps.
+PLAIN = "bug-report-timezone"
+
+
+def step_of(request: ModelRequest) -> str:
+    system = request.messages[0].content
+    for marker, step in _MARKERS.items():
+        if marker in system:
+            return step
+    raise AssertionError(f"not a plan-pipeline prompt: {system[-300:]}")
+
+
+def good_plan(problem: Problem) -> dict[str, Any]:
+    return reference_plan(problem).model_dump(exclude_none=True)
+
+
+def good_outputs(problem: Problem, take: int = 1) -> dict[str, str]:
+    """An output per step that passes its guard; `take` varies the text (not the
+    meaning), so a regenerated step is a new state rather than a duplicate."""
+    plan = reference_plan(problem)
+    actions = list(dict.fromkeys(s.action for s in plan.steps))
+    shift = (take - 1) % len(actions)
+    return {
+        A: json.dumps(
+            {
+                "problem_class": CATEGORIES[(take - 1) % len(CATEGORIES)],
+                "key_facts": list(problem.goal),
+            }
+        ),
+        R: json.dumps({"actions": actions[shift:] + actions[:shift]}),
+        S: json.dumps(
+            {
+                "approach": "fix then ship safely",
+                "rationale": f"each step gives what the next one needs (take {take})",
+                "order": [s.action for s in plan.main_line()],
+            }
+        ),
+        P: json.dumps(good_plan(problem)),
+    }
+
+
+def edited(plan: dict[str, Any], **changes: Any) -> str:
+    """`plan` as JSON with top-level changes (e.g. steps=...)."""
+    return json.dumps({**plan, **changes})
+
+
+def unsatisfiable(problem: Problem) -> str:
+    """The good plan with its first two main steps swapped: a precondition fails."""
+    plan = good_plan(problem)
+    steps = plan["steps"]
+    steps[0], steps[1] = steps[1], steps[0]
+    return json.dumps(plan)
+
+
+def unreachable(problem: Problem) -> str:
+    """The good plan without its last main step: the goal is never given."""
+    plan = Plan.model_validate(good_plan(problem))
+    main = plan.main_line()
+    kept = [s for s in plan.steps if s.id != main[-1].id]
+    return json.dumps({"steps": [s.model_dump(exclude_none=True) for s in kept]})
+
+
+def over_budget(problem: Problem) -> str:
+    plan = good_plan(problem)
+    for s in plan["steps"]:
+        s["retry_budget"] = problem.r_max
+    return json.dumps(plan)
+
+
+def without_recovery(problem: Problem) -> str:
+    """The good plan with its failure branches removed: a dead end."""
+    plan = Plan.model_validate(good_plan(problem))
+    recovery = plan.recovery_ids()
+    steps = [
+        {**s.model_dump(exclude_none=True, exclude={"on_failure"})}
+        for s in plan.steps
+        if s.id not in recovery
+    ]
+    return json.dumps({"steps": steps})
+
+
+@dataclass
+class ByStep:
+    """Answers per step from queues; an empty queue answers the step's good output."""
+
+    problem: Problem
+    answers: dict[str, list[str]] = field(default_factory=dict)
+    calls: list[str] = field(default_factory=list)
+    cause: str = "strategy"  # what the model answers when asked which step caused a failure
+
+    def __call__(self, request: ModelRequest) -> str:
+        if "Decide which step caused the failure" in request.messages[0].content:
+            self.calls.append("classify")
+            return json.dumps({"cause": self.cause})
+        step = step_of(request)
+        self.calls.append(step)
+        queue = self.answers.get(step)
+        if queue:
+            return queue.pop(0)
+        return good_outputs(self.problem, self.calls.count(step))[step]
+
+    def model(self) -> ScriptedModel:
+        return ScriptedModel(self)
+
+
+def by_step(problem_id: str = PLAIN, **answers: list[str]) -> ByStep:
+    return ByStep(get_problem(problem_id), {k: list(v) for k, v in answers.items()})

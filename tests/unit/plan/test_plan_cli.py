@@ -1,0 +1,135 @@
+"""`guardsearch plan`: the JSON contract, the problem list, errors and exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from plan_helpers import PLAIN, RISKY, good_outputs, unsatisfiable, without_recovery
+from typer.testing import CliRunner
+
+from guardsearch.apps.plan import get_problem, problems
+from guardsearch.cli import app
+
+runner = CliRunner()
+
+
+def spec(tmp_path: Path, answers: list[str]) -> str:
+    path = tmp_path / "answers.json"
+    path.write_text(json.dumps(answers))
+    return f"scripted:{path}"
+
+
+def outputs(problem_id: str) -> dict[str, str]:
+    return good_outputs(get_problem(problem_id))
+
+
+def test_list_prints_every_problem() -> None:
+    result = runner.invoke(app, ["plan", "--list"])
+    assert result.exit_code == 0
+    lines = result.stdout.strip().splitlines()
+    assert len(lines) == len(problems())
+    assert lines[0].split()[:2] == ["bug-login-empty-password", "bug_fix"]
+
+
+def test_list_json_has_id_category_title() -> None:
+    result = runner.invoke(app, ["plan", "--list", "--json"])
+    assert result.exit_code == 0
+    rows = json.loads(result.stdout)["problems"]
+    assert len(rows) >= 30
+    assert set(rows[0]) == {"id", "category", "title"}
+
+
+def test_plan_json_contract_on_success(tmp_path: Path) -> None:
+    good = outputs(PLAIN)
+    model = spec(tmp_path, [good["analysis"], good["recon"], good["strategy"], good["plan"]])
+    result = runner.invoke(app, ["plan", "--problem", PLAIN, "--model", model, "--json"])
+    assert result.exit_code == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert payload["succeeded"] is True
+    assert payload["termination"] == "success"
+    assert payload["plan"] == json.loads(good["plan"])
+    assert payload["calls"] == 4
+    assert payload["backtracks"] == []
+    assert [n["step"] for n in payload["tree"]] == ["analysis", "recon", "strategy", "plan"]
+    assert set(payload["tree"][0]) >= {"step", "attempt", "passed", "feedback"}
+    assert payload["problem"] == PLAIN and payload["pipeline"] == "search"
+
+
+def test_plan_json_reports_backtracks_with_depth_and_reason(tmp_path: Path) -> None:
+    problem = get_problem(RISKY)
+    good = outputs(RISKY)
+    second = good_outputs(problem, take=2)
+    answers = [
+        good["analysis"],
+        good["recon"],
+        good["strategy"],
+        without_recovery(problem),  # dead-end: back to recon (depth 2)
+        second["recon"],
+        second["strategy"],
+        good["plan"],
+    ]
+    model = spec(tmp_path, answers)
+    result = runner.invoke(app, ["plan", "--problem", RISKY, "--model", model, "--json"])
+    assert result.exit_code == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert payload["succeeded"] is True and payload["calls"] == 7
+    [back] = payload["backtracks"]
+    assert back["depth"] == 2 and back["from"] == "plan" and back["to"] == "recon"
+    assert back["reason"] == "heuristic" and back["feedback"].startswith("dead-end")
+    failed = [n for n in payload["tree"] if not n["passed"]]
+    assert [n["step"] for n in failed] == ["plan"]
+    assert failed[0]["feedback"].startswith("dead-end: if s4 (deploy_fix) fails")
+
+
+def test_plan_exits_1_with_the_best_failed_path_when_the_budget_runs_out(tmp_path: Path) -> None:
+    good = outputs(PLAIN)
+    bad = unsatisfiable(get_problem(PLAIN))
+    model = spec(tmp_path, [good["analysis"], good["recon"], good["strategy"], bad, bad])
+    result = runner.invoke(
+        app,
+        ["plan", "--problem", PLAIN, "--model", model, "--budget-calls", "4", "--json"],
+    )
+    assert result.exit_code == 1
+    payload = json.loads(result.stdout)
+    assert payload["succeeded"] is False
+    assert payload["plan"] is None
+    assert payload["termination"] == "budget_exhausted"
+    assert payload["calls"] == 4
+    assert [n["step"] for n in payload["path"]] == ["analysis", "recon", "strategy", "plan"]
+    assert "not satisfiable" in payload["path"][-1]["feedback"]
+
+
+def test_plan_plain_output_prints_the_steps(tmp_path: Path) -> None:
+    good = outputs(RISKY)
+    model = spec(tmp_path, [good["analysis"], good["recon"], good["strategy"], good["plan"]])
+    result = runner.invoke(app, ["plan", "--problem", RISKY, "--model", model])
+    assert result.exit_code == 0, result.stderr
+    assert "s4: deploy_fix  (on failure: s5)" in result.stdout
+    assert "4 calls" in result.stderr
+
+
+def test_a_task_can_name_a_shipped_problem(tmp_path: Path) -> None:
+    good = outputs(PLAIN)
+    model = spec(tmp_path, [good["plan"]])
+    result = runner.invoke(app, ["plan", PLAIN, "--pipeline", "single", "--model", model, "--json"])
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["problem"] == PLAIN
+
+
+def test_a_free_task_without_a_problem_is_a_usage_error() -> None:
+    result = runner.invoke(app, ["plan", "Migrate the billing database", "--json"])
+    assert result.exit_code == 2
+    assert "give --problem ID" in json.loads(result.stdout)["error"]
+
+
+def test_an_unknown_problem_or_pipeline_is_a_usage_error(tmp_path: Path) -> None:
+    model = spec(tmp_path, ["{}"])
+    bad_problem = runner.invoke(app, ["plan", "--problem", "nope", "--json"])
+    assert bad_problem.exit_code == 2
+    assert "no problem 'nope'" in json.loads(bad_problem.stdout)["error"]
+    bad_pipeline = runner.invoke(
+        app, ["plan", "--problem", PLAIN, "--pipeline", "magic", "--model", model, "--json"]
+    )
+    assert bad_pipeline.exit_code == 2
+    assert "unknown pipeline 'magic'" in json.loads(bad_pipeline.stdout)["error"]

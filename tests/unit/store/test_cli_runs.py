@@ -1,0 +1,123 @@
+"""The `runs` and `lock` commands and `solve game24 --durable` on a store file."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from durable_apps import asking_answer
+from typer.testing import CliRunner
+
+from guardsearch import ScriptedModel
+from guardsearch.cli import app
+from guardsearch.runs import RunSpec, create_run, execute_run
+from guardsearch.store.sqlite import SqliteRunStore
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "runs.db"
+    monkeypatch.setenv("GUARDSEARCH_DB", str(path))
+    monkeypatch.chdir(tmp_path)
+    return path
+
+
+def solve(tmp_path: Path, *extra: str) -> dict[str, object]:
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps(['{"steps": ["4 + 6"]}', '{"steps": ["10 - 5"]}']))
+    result = runner.invoke(
+        app,
+        [
+            "solve",
+            "game24",
+            "4 5 6 10",
+            "--durable",
+            "--model",
+            f"scripted:{answers}",
+            "--budget-calls",
+            "4",
+            "--quiet",
+            "--json",
+            *extra,
+        ],
+    )
+    assert result.exit_code in (0, 1), result.output
+    return dict(json.loads(result.stdout))
+
+
+def test_runs_list_json_gives_id_status_strategy_calls_created_at(db: Path, tmp_path: Path) -> None:
+    made = solve(tmp_path, "--strategy", "beam", "--name", "first")
+    result = runner.invoke(app, ["runs", "list", "--json"])
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(result.stdout)
+    assert {"id", "status", "strategy", "calls", "created_at"} <= set(row)
+    assert (row["id"], row["strategy"], row["name"]) == (made["id"], "beam", "first")
+    assert row["status"] in ("succeeded", "failed") and row["calls"] == made["calls"] > 0
+    assert row["created_at"].endswith("Z")
+
+
+def test_runs_show_and_export_describe_one_run(db: Path, tmp_path: Path) -> None:
+    made = solve(tmp_path)
+    shown = runner.invoke(app, ["runs", "show", str(made["id"]), "--json"])
+    data = json.loads(shown.stdout)
+    assert data["spec"]["problem"] == {"numbers": "4 5 6 10", "value": False}
+    assert data["paid_calls"] == data["calls"] and data["events"] > 0
+    exported = runner.invoke(app, ["runs", "export", str(made["id"]), "--out", "run.json"])
+    assert exported.exit_code == 0
+    doc = json.loads((tmp_path / "run.json").read_text())
+    assert set(doc) == {"run", "state", "events", "calls"}
+    assert len(doc["state"]["nodes"]) == data["nodes"]
+    missing = runner.invoke(app, ["runs", "show", "run-nope"])
+    assert missing.exit_code == 2 and "no run 'run-nope'" in missing.output
+
+
+def test_runs_resume_answers_a_paused_run(db: Path) -> None:
+    store = SqliteRunStore(db)
+    spec = RunSpec(app="durable_apps:asking_app", strategy="dfs", model="scripted")
+    run = create_run(spec, store).id
+    asyncio.run(execute_run(run, store, model=ScriptedModel(asking_answer)))
+    listed = json.loads(runner.invoke(app, ["runs", "list", "--json", "--status", "paused"]).stdout)
+    assert [r["question"] for r in listed] == ["Deploy to production now?"]
+    refused = runner.invoke(app, ["runs", "resume", run])  # no --input
+    assert refused.exit_code == 2 and "--input TEXT" in refused.output
+    cancelled = runner.invoke(app, ["runs", "cancel", run, "--json"])
+    assert json.loads(cancelled.stdout)["status"] == "cancelled"
+
+
+def test_lock_then_locked_solve_refuses_a_changed_solver(db: Path, tmp_path: Path) -> None:
+    made = solve(tmp_path, "--strategy", "bfs", "--budget-tokens", "100000")
+    if made["status"] != "succeeded":  # only a succeeded run can be locked
+        refused = runner.invoke(app, ["lock", str(made["id"])])
+        assert refused.exit_code == 2 and "only a succeeded run" in refused.output
+        store = SqliteRunStore(db)
+        store.transition(str(made["id"]), "running")
+        store.transition(str(made["id"]), "succeeded")
+    locked = runner.invoke(app, ["lock", str(made["id"])])
+    assert locked.exit_code == 0, locked.output
+    assert json.loads((tmp_path / "guardsearch.lock").read_text())["run"] == made["id"]
+    again = solve(tmp_path, "--strategy", "bfs", "--budget-tokens", "100000", "--locked")
+    assert again["strategy"] == "bfs"
+    changed = runner.invoke(
+        app,
+        [
+            "solve",
+            "game24",
+            "4 5 6 10",
+            "--durable",
+            "--locked",
+            "--strategy",
+            "beam",
+            "--model",
+            f"scripted:{tmp_path / 'answers.json'}",
+            "--budget-calls",
+            "4",
+            "--budget-tokens",
+            "100000",
+        ],
+    )
+    assert changed.exit_code == 2
+    assert 'strategy "bfs" -> "beam"' in changed.output
