@@ -301,3 +301,77 @@ def test_concurrent_calls_of_random_sizes_never_overrun_any_limit(
     assert limits.holds(budget.used)
     assert budget.reserved == Usage() and budget.open_reservations == 0
     assert budget.overrun == Usage()
+
+
+@dataclass
+class WorstCaseBPEModel:
+    """A backend without `count_tokens` (like OpenAIModel) whose tokenizer is the worst a
+    byte-level BPE can be: one token per UTF-8 byte, plus ChatML's 5 template tokens per
+    message and 3 for the reply primer. It honours `max_tokens`, one token per byte."""
+
+    answer: str
+    name: str = "bpe-worst-case"
+    calls: int = 0
+
+    async def complete(self, request: ModelRequest) -> Completion:
+        self.calls += 1
+        prompt = sum(len(m.content.encode("utf-8")) for m in request.messages)
+        prompt += 5 * len(request.messages) + 3
+        completion = min(request.max_tokens, len(self.answer.encode("utf-8")))
+        return Completion(
+            text=self.answer,
+            usage=Usage(calls=1, prompt_tokens=prompt, completion_tokens=completion),
+        )
+
+
+def naive_estimate(request: ModelRequest) -> int:
+    """The old estimate: chars / 3 plus 8 per message (too low for CJK, emoji, code)."""
+    chars = sum(len(m.content) for m in request.messages)
+    return chars // 3 + 1 + 8 * len(request.messages)
+
+
+CJK_AND_MORE = st.characters(min_codepoint=0x4E00, max_codepoint=0x9FFF) | st.characters(
+    codec="utf-8"
+)
+
+
+async def _worst_case_call(
+    messages: list[str], answer: str, wanted: int, token_limit: int
+) -> tuple[Metered, int]:
+    model = WorstCaseBPEModel(answer)
+    metered = Metered(model, Budget(max_tokens(token_limit)))
+    request = ModelRequest(messages=tuple(Message("user", m) for m in messages), max_tokens=wanted)
+    try:
+        await metered.complete(request)
+    except BudgetExceeded:
+        assert model.calls == 0
+    return metered, naive_estimate(request)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    messages=st.lists(st.text(CJK_AND_MORE, min_size=8, max_size=400), min_size=1, max_size=3),
+    answer=st.text(CJK_AND_MORE, max_size=400),
+    wanted=st.integers(1, 600),
+    token_limit=st.integers(0, 3000),
+)
+def test_a_token_limit_holds_when_actual_prompt_tokens_exceed_a_naive_estimate(
+    messages: list[str], answer: str, wanted: int, token_limit: int
+) -> None:
+    """A backend that cannot count tokens reports more prompt tokens than chars / 3
+    would predict; the byte bound still reserves enough, so the limit holds."""
+    metered, naive = asyncio.run(_worst_case_call(messages, answer, wanted, token_limit))
+    budget = metered.budget
+    assert budget.used.total_tokens <= token_limit
+    assert budget.overrun == Usage() and budget.reserved == Usage()
+    for reserve, call in zip(
+        metered.trace.of_kind("budget_reserve"), metered.trace.of_kind("model_call"), strict=True
+    ):
+        assert naive < call.data["prompt_tokens"] <= reserve.data["prompt_tokens"]
+
+
+def test_six_hundred_cjk_characters_cannot_overrun_a_thousand_token_limit() -> None:
+    # The audited case: chars / 3 reserved ~209 prompt tokens for ~1,800.
+    metered, _ = asyncio.run(_worst_case_call(["中" * 600], "好" * 1000, 1000, 1000))
+    assert metered.budget.used.total_tokens <= 1000
+    assert metered.budget.overrun == Usage()

@@ -7,7 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from guardsearch import ConfigError, Message, ModelError, ModelRequest, ReplayModel, ScriptedModel
+from guardsearch import (
+    Completion,
+    ConfigError,
+    Message,
+    ModelError,
+    ModelRequest,
+    ReplayModel,
+    ScriptedModel,
+)
 from guardsearch.core import ReplayMiss
 
 
@@ -134,3 +142,24 @@ async def test_an_answer_with_an_unpaired_surrogate_is_recorded_and_replayed(
     await record(path, answers)
     replay = ReplayModel(path)
     assert [(await replay.complete(ask(q))).text for q in answers] == list(answers.values())
+
+
+def test_a_recorder_counts_tokens_with_its_inner_model_when_it_can(tmp_path: Path) -> None:
+    from guardsearch.models import TokenCounter, bound_prompt_tokens, estimate_prompt_tokens
+
+    request = ask("三 words 三")
+    inner = ScriptedModel(["x"])
+    recorder = ReplayModel(tmp_path / "log.jsonl", inner=inner)
+    assert isinstance(recorder, TokenCounter)
+    assert estimate_prompt_tokens(recorder, request) == inner.count_tokens(request) == 3
+
+    class Uncounted:
+        name = "uncounted"
+
+        async def complete(self, request: ModelRequest) -> Completion:
+            raise AssertionError("not called")
+
+    uncounted = ReplayModel(tmp_path / "other.jsonl", inner=Uncounted())
+    bound = bound_prompt_tokens(request)
+    assert estimate_prompt_tokens(uncounted, request) == bound
+    assert bound >= len("三 words 三".encode()) + 8  # bytes + template overhead

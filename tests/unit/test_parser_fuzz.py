@@ -1,8 +1,10 @@
 """Fuzz: malformed model output never crashes parsing, guarding or a step.
 
 Parsers raise only ParseError, guards always return a GuardResult, and `run_step`
-raises only StepFailed. Inputs come from a seeded generator (deterministic, fast)
-plus hand-made nasty cases and hypothesis-generated text.
+raises only StepFailed. The Game of 24 space's parse + prefilter (+ evaluate, + the
+patch it proposes) turns any output into proposals and verdicts, never an exception.
+Inputs come from a seeded generator (deterministic, fast) plus hand-made nasty cases
+and hypothesis-generated text.
 """
 
 from __future__ import annotations
@@ -33,7 +35,12 @@ from guardsearch import (
     parse_json,
     run_step,
 )
+from guardsearch.apps.game24 import Game24Space, parse_numbers
 from guardsearch.guards import parse_text
+from guardsearch.guards.diff import apply_patch
+from guardsearch.search import Proposal
+from guardsearch.search.node import Node
+from guardsearch.search.run import new_state
 from guardsearch.steps import make_artifact
 
 SEED = 20261122
@@ -243,3 +250,99 @@ async def test_malformed_outputs_never_crash_a_step() -> None:
 @given(text=st.text(), variant=st.integers(0, 5))
 async def test_any_text_never_crashes_parsers_guards_or_artifacts(text: str, variant: int) -> None:
     await _survives_guards_and_artifacts(text, variant)
+
+
+# -- the Game of 24: parse + prefilter ------------------------------------------------------
+
+GAME24_NASTY = [
+    "4 + 6 = 1/0 (left: 5 6 10)",
+    '{"steps": ["4 + 6 = 1/0"]}',
+    '{"steps": ["1/0 + 4", "4 / 0", "0 / 0 = 0", "4 + 6 = 10 (left: 1/0 5 6)"]}',
+    "4 / 0 = 1/0 (left: 1/0 1/0)",
+    "4 + 6 = 1/2.5 (left: 5 6 10)",
+    "4 + 6 = " + "9" * 5000,
+    "9" * 5000 + " * " + "9" * 5000,
+    "4 + 6 = 10 (left: " + "1/0 " * 1000 + ")",
+    "4 * 6 = -0/1 (left: -0 24)",
+    "4 x 5 = 20 (left: )",
+    "4 ÷ 0",
+    '{"steps": [null, 4, ["4 + 6"], {"a": 4}, "", "4 + 6 = 10 (left: 5"]}',
+    '{"steps": "4 + 6"}',
+    '["4 + 6", "4 +"]',
+]
+_G24_NUMS = ["0", "1", "4", "5", "6", "10", "24", "1/0", "0/0", "2/3", "1.5", "1/2.5", "-3", "007"]
+_G24_OPS = "+-*/x×÷%^"
+G24_SPACES = tuple(
+    Game24Space(numbers=parse_numbers(n), constrained=c)
+    for n, c in (("4 5 6 10", True), ("0 0 3 8", False), ("2/3 4 4", False), ("24 1", True))
+)
+
+
+def _g24_line(rng: random.Random) -> str:
+    a, b, c = (rng.choice(_G24_NUMS) for _ in range(3))
+    line = f"{a} {rng.choice(_G24_OPS)} {b}"
+    if rng.random() < 0.6:
+        line += f" = {c}"
+    if rng.random() < 0.5:
+        line += " (left: " + " ".join(rng.choices(_G24_NUMS, k=rng.randrange(5))) + ")"
+    return _mutate(rng, line) if rng.random() < 0.3 else line
+
+
+def game24_outputs(seed: int = SEED, n: int = 2_000) -> Iterator[str]:
+    """Step-shaped model outputs, mostly wrong: bad numbers, ops, claims, left lists."""
+    rng = random.Random(seed)
+    yield from GAME24_NASTY
+    for _ in range(n - len(GAME24_NASTY)):
+        lines = [_g24_line(rng) for _ in range(rng.randrange(1, 5))]
+        if rng.random() < 0.5:
+            yield json.dumps({"steps": lines})
+        else:
+            yield "\n".join(f"{i + 1}. {line}" for i, line in enumerate(lines))
+
+
+async def _game24_survives(text: str, variant: int = 0) -> None:
+    """Mirror the engine: parse, prefilter, evaluate when it passed, re-judge a patch."""
+    space = G24_SPACES[variant % len(G24_SPACES)]
+    root: Node = new_state(space, "dfs").tree.root
+    proposals = space.parse(root, text)
+    assert proposals
+    for proposal in proposals:
+        assert isinstance(proposal, Proposal)
+        if proposal.parse_error is not None:
+            continue
+        verdict = await space.prefilter(root, proposal, root.context)
+        assert isinstance(verdict, GuardResult)
+        if verdict.passed and proposal.state is not None:
+            assert isinstance(await space.evaluate(root, proposal, root.context), GuardResult)
+        if verdict.patch:
+            with contextlib.suppress(ValueError):
+                value = apply_patch(proposal.value, verdict.patch)
+                again = space.patched(root, proposal, value)
+                assert isinstance(await space.prefilter(root, again, root.context), GuardResult)
+
+
+async def test_malformed_outputs_never_crash_the_game24_parse_and_prefilter() -> None:
+    crashes: list[tuple[str, str]] = []
+    texts = [*game24_outputs(), *outputs()[::STEP_STRIDE]]
+    for variant, text in enumerate(texts):
+        try:
+            await _game24_survives(text, variant)
+        except Exception as exc:
+            crashes.append((text[:80], repr(exc)))
+    assert crashes == [], f"{len(crashes)} uncaught: {crashes[:5]}"
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(
+    text=st.one_of(
+        st.text(),
+        st.lists(st.text(alphabet="0123456789/.-+*x÷× =()left:", max_size=40), max_size=4).map(
+            lambda steps: json.dumps({"steps": steps})
+        ),
+    ),
+    variant=st.integers(0, 3),
+)
+async def test_any_text_never_crashes_the_game24_parse_and_prefilter(
+    text: str, variant: int
+) -> None:
+    await _game24_survives(text, variant)

@@ -125,12 +125,16 @@ def search(
 @corpus_app.command("remove")
 def remove(
     name: Annotated[str, typer.Argument(help="The corpus to delete from the index.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Delete a corpus (the embedded Wikipedia comes back on next use)."""
     from guardsearch.corpus import open_index
 
     index = open_index(with_wikipedia=False)
     if index.info(name) is None:
-        fail(f"no corpus named {name!r}")
+        fail(f"no corpus named {name!r}", as_json=as_json)
     removed = index.remove(name)
-    out.print(f"removed corpus {name!r} ({removed} documents)")
+    if as_json:
+        print_json({"corpus": name, "removed": removed})
+    else:
+        out.print(f"removed corpus {name!r} ({removed} documents)")

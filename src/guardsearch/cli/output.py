@@ -50,7 +50,9 @@ def progress_printer(quiet: bool = False) -> Any:
         elif event.kind == "guard_verdict" and not d.get("passed"):
             err.print(f"[yellow]guard {d.get('guard')}:[/yellow] {d.get('feedback')}")
         elif event.kind == "retry":
-            err.print(f"[dim]retrying {event.step} (attempt {d.get('attempt')})[/dim]")
+            # a guarded step counts attempts; a search names the node it expands again
+            where = f"attempt {d['attempt']}" if "attempt" in d else f"node {d.get('node')}"
+            err.print(f"[dim]retrying {event.step} ({where})[/dim]")
         elif event.kind == "backtrack":
             err.print(f"[magenta]backtrack[/magenta] {d}")
         elif event.kind == "budget_exceeded":

@@ -144,8 +144,12 @@ def export(
     out_file: Annotated[
         Path | None, typer.Option("--out", help="Write here instead of stdout.")
     ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Accepted for symmetry: export is always JSON.")
+    ] = False,
 ) -> None:
     """Everything about a run as one JSON document: record, tree, events, paid calls."""
+    del as_json  # export prints JSON either way
     from guardsearch.runs.checkpoint import restore
 
     the_store = open_or_fail(store)

@@ -136,6 +136,22 @@ async def test_a_wrong_claimed_result_is_repaired_by_a_json_patch() -> None:
     assert result.trace.of_kind("patch_applied")[0].data["passed"] is True
 
 
+@pytest.mark.parametrize("output", ["4 + 6 = 1/0 (left: 5 6 10)", '{"steps": ["4 + 6 = 1/0"]}'])
+async def test_a_malformed_claimed_result_is_feedback_not_a_crash(output: str) -> None:
+    sp = Game24Space(numbers=NUMS, constrained=False)
+    root = new_state(sp, "dfs").tree.root
+    (proposal,) = sp.parse(root, output)
+    verdict = sp.objective_checks(root, proposal)
+    assert not verdict.passed and "not 1/0" in verdict.feedback
+    arithmetic = next(c for c in verdict.checks if c.name == "exact arithmetic")
+    assert not arithmetic.passed and arithmetic.hard
+    assert {"op": "replace", "path": "/c", "value": "10"} in (verdict.patch or ())
+    out = await solve_game24(
+        "4 5 6 10", model=ScriptedModel([output], repeat_last=True), budget_calls=3
+    )
+    assert out["succeeded"] is False and out["calls"] <= 3
+
+
 async def test_an_unavailable_number_is_pruned_by_the_prefilter() -> None:
     result = await search(space(), "bfs", model=proposer({"4 5 6 10": ["4 * 7"]}), max_expansions=1)
     bad = next(n for n in result.tree if n.parent)

@@ -75,6 +75,13 @@ def test_runs_show_and_export_describe_one_run(db: Path, tmp_path: Path) -> None
     assert missing.exit_code == 2 and "no run 'run-nope'" in missing.output
 
 
+def test_runs_export_takes_json_like_every_reporting_command(db: Path, tmp_path: Path) -> None:
+    made = solve(tmp_path)
+    exported = runner.invoke(app, ["runs", "export", str(made["id"]), "--json"])
+    assert exported.exit_code == 0, exported.output
+    assert json.loads(exported.stdout)["run"]["id"] == made["id"]
+
+
 def test_runs_resume_answers_a_paused_run(db: Path) -> None:
     store = SqliteRunStore(db)
     spec = RunSpec(app="durable_apps:asking_app", strategy="dfs", model="scripted")

@@ -237,9 +237,16 @@ class Game24Space(BaseSpace):
             return _verdict(checks, f"{proposal.text}: {exc}")
         patch: list[dict[str, Any]] = []
         problems = []
-        if "c" in v and parse_number(v["c"]) != result:
-            problems.append(f"{v['a']} {v['op']} {v['b']} is {show(result)}, not {v['c']}")
-            patch.append({"op": "replace", "path": "/c", "value": show(result)})
+        if "c" in v:
+            # The claimed result is model output: a malformed one (e.g. "1/0") is
+            # feedback (a failed check, repaired by the patch), never an exception.
+            try:
+                claimed_ok = parse_number(v["c"]) == result
+            except StepError:
+                claimed_ok = False
+            if not claimed_ok:
+                problems.append(f"{v['a']} {v['op']} {v['b']} is {show(result)}, not {v['c']}")
+                patch.append({"op": "replace", "path": "/c", "value": show(result)})
         checks.append(
             Check(
                 name="exact arithmetic",
