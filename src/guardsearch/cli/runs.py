@@ -1,4 +1,4 @@
-"""`guardsearch runs list|show|export|resume|cancel`: durable runs from the command line."""
+"""`guardsearch runs list|show|export|view|resume|cancel`: durable runs from the command line."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from guardsearch.core.events import Trace
 from guardsearch.store.base import STATUSES, RunRecord, RunStore
 
 runs_app = typer.Typer(
-    help="Durable runs: list, show, export, resume, cancel.", no_args_is_help=True
+    help="Durable runs: list, show, export, view, resume, cancel.", no_args_is_help=True
 )
 
 EXIT_PAUSED = 3
@@ -137,6 +137,48 @@ def show(
             out.print(f"[dim]  {line}[/dim]")
 
 
+def export_doc(store: RunStore, run_id: str) -> dict[str, Any]:
+    """Everything the store holds about one run, as plain JSON data."""
+    from guardsearch.runs.checkpoint import restore
+
+    record = get_or_fail(store, run_id)
+    saved = store.load_checkpoint(run_id)
+    return {
+        "run": record_json(record, full=True),
+        "state": restore(saved) if saved is not None else None,
+        "events": store.events(run_id),
+        "calls": store.calls(run_id),
+    }
+
+
+@runs_app.command()
+def view(
+    run: Annotated[str, typer.Argument(help="A run id, or a file written by `runs export`.")],
+    store: StoreOption = None,
+    out_file: Annotated[
+        Path | None, typer.Option("--out", help="The HTML file (default RUN_ID.html).")
+    ] = None,
+) -> None:
+    """Write a run as one HTML page: the search tree, the winning path, every event."""
+    from guardsearch.viewer import render_run
+
+    source = Path(run)
+    if source.suffix == ".json" and source.is_file():
+        try:
+            doc = json.loads(source.read_text("utf-8"))
+            page = render_run(doc)
+        except (json.JSONDecodeError, ValueError, TypeError, KeyError) as exc:
+            fail(f"{source} is not a run export: {exc}")
+        name = str(doc["run"].get("id", source.stem))
+    else:
+        doc = export_doc(open_or_fail(store), run)
+        page = render_run(doc)
+        name = run
+    target = out_file or Path(f"{name}.html")
+    target.write_text(page, "utf-8")
+    out.print(f"wrote {target} ({len(page):,} bytes)")
+
+
 @runs_app.command()
 def export(
     run_id: Annotated[str, typer.Argument(help="The run id.")],
@@ -150,17 +192,7 @@ def export(
 ) -> None:
     """Everything about a run as one JSON document: record, tree, events, paid calls."""
     del as_json  # export prints JSON either way
-    from guardsearch.runs.checkpoint import restore
-
-    the_store = open_or_fail(store)
-    record = get_or_fail(the_store, run_id)
-    saved = the_store.load_checkpoint(run_id)
-    doc = {
-        "run": record_json(record, full=True),
-        "state": restore(saved) if saved is not None else None,
-        "events": the_store.events(run_id),
-        "calls": the_store.calls(run_id),
-    }
+    doc = export_doc(open_or_fail(store), run_id)
     if out_file is None:
         print_json(doc)
     else:
