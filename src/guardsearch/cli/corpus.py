@@ -28,7 +28,11 @@ def add(
     name: Annotated[str | None, typer.Option(help="Corpus name (default: from PATH).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """Ingest your own files into a named corpus (re-adding a file updates it)."""
+    """Ingest your own files into a named corpus.
+
+    Re-adding a file or directory replaces its passages: passages of a file that shrank
+    and files no longer in the directory are removed.
+    """
     from guardsearch.corpus import add_files, open_index
 
     corpus = name or _default_name(path)

@@ -43,8 +43,11 @@ def _narrator(quiet: bool) -> Subscriber:
 def research(
     question: Annotated[str, typer.Argument(help="The question to research.")],
     tier: Annotated[
-        str, typer.Option(help="auto | simple | standard | deep (default: auto-detected).")
-    ] = "auto",
+        str | None,
+        typer.Option(
+            help="auto | simple | standard | deep (default: $RESEARCH_TIER, else auto-detected)."
+        ),
+    ] = None,
     corpus: Annotated[
         str | None, typer.Option(help="Search only this named corpus (see `corpus list`).")
     ] = None,
@@ -67,8 +70,8 @@ def research(
     ] = None,
     token_budget: Annotated[int | None, typer.Option(min=500, help="Token budget.")] = None,
     support: Annotated[
-        str, typer.Option(help="Claim support check: lexical | model | off.")
-    ] = "lexical",
+        str | None, typer.Option(help="Claim support check: lexical (default) | model | off.")
+    ] = None,
     trace: Annotated[Path | None, typer.Option(help="Append the event trace (JSONL).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress on stderr.")] = False,
@@ -120,6 +123,9 @@ def research(
         dropped = response.citations.hallucinated + response.citations.unsupported
         if dropped:
             err.print(f"[yellow]dropped citations:[/yellow] {', '.join(dropped)}")
+        for claim in response.citations.removed_claims:
+            err.print("[yellow]removed unsupported claim:[/yellow] ", end="")
+            err.print(claim, soft_wrap=True, markup=False)
         err.print(
             f"[dim]{response.iterations} iteration(s), {response.usage.calls} model calls, "
             f"{response.usage.total_tokens} tokens, {run.seconds:.1f}s, "

@@ -8,7 +8,7 @@ from guardsearch import paths
 from guardsearch.corpus import wikipedia
 from guardsearch.corpus.documents import CorpusHit, CorpusInfo, Document
 from guardsearch.corpus.index import CorpusIndex
-from guardsearch.corpus.ingest import documents_from
+from guardsearch.corpus.ingest import documents_from, files_under, key_prefixes
 
 INDEX_FILE = "index.sqlite3"
 
@@ -48,8 +48,21 @@ def open_index(path: str | Path | None = None, *, with_wikipedia: bool = True) -
 
 
 def add_files(index: CorpusIndex, path: str | Path, name: str) -> int:
-    """Ingest .txt/.md/.html files at `path` into corpus `name`; returns passages added."""
-    return index.add(name, documents_from(path, name), source=str(Path(path).expanduser()))
+    """Ingest .txt/.md/.html files at `path` into corpus `name`; returns passages added.
+
+    Re-adding replaces: the old passages of every file under `path` (also of files no
+    longer there) are deleted in the same transaction, so nothing stale stays. Other
+    paths in the same corpus are untouched. With no supported file at `path` nothing
+    changes and 0 is returned.
+    """
+    if not files_under(Path(path).expanduser().resolve()):
+        return 0
+    return index.add(
+        name,
+        documents_from(path, name),
+        source=str(Path(path).expanduser()),
+        replace=key_prefixes(path),
+    )
 
 
 __all__ = [

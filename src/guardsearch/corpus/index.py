@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from guardsearch.core.errors import ConfigError
@@ -108,11 +108,15 @@ class CorpusIndex:
         license: str = "",
         attribution: str = "",
         marker: tuple[str, str] | None = None,
+        replace: Sequence[str] = (),
     ) -> int:
         """Add (or update) documents in corpus `name`; returns how many were written.
 
         With `marker=(key, value)`, the write happens only if meta[key] != value, and the
         marker is set in the same transaction: concurrent first uses index once.
+        `replace` lists key prefixes (a file's "path#", a directory's "dir/") whose
+        documents in `name` are deleted first, in the same transaction: re-adding what
+        shrank or lost files leaves nothing stale behind.
         """
         _check_name(name)
         conn = self._connection()
@@ -130,6 +134,11 @@ class CorpusIndex:
                 "attribution=excluded.attribution",
                 (name, source, license, attribution, time.time()),
             )
+            for prefix in replace:
+                conn.execute(
+                    "DELETE FROM docs WHERE corpus = ? AND substr(key, 1, ?) = ?",
+                    (name, len(prefix), prefix),
+                )
             for doc in documents:
                 if doc.corpus != name:
                     raise ConfigError(

@@ -6,6 +6,7 @@ books) and a small model's prompt gets the passage that matters.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from html.parser import HTMLParser
@@ -155,6 +156,13 @@ def files_under(path: Path) -> list[Path]:
     if not path.is_dir():
         raise ConfigError(f"{path}: no such file or directory")
     return sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in SUFFIXES)
+
+
+def key_prefixes(path: str | Path) -> list[str]:
+    """The key prefixes of every document `documents_from(path)` makes, including those
+    of passages or files that are gone: "FILE#" for a file, "DIR/" for a directory."""
+    root = Path(path).expanduser().resolve()
+    return [f"{root}#"] if root.is_file() else [f"{root}{os.sep}"]
 
 
 def documents_from(path: str | Path, corpus: str) -> Iterator[Document]:

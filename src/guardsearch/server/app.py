@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import time
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -253,9 +254,9 @@ def create_app(
             providers = service.providers_for(loop, body.corpus)
         except ConfigError as exc:
             return _respond(ErrorResponse.of("invalid_request", str(exc), retryable=False))
-        outcome = await ResilientSearch(providers, settings=service.resilience).search(
-            body.query, body.k
-        )
+        search = ResilientSearch(providers, settings=service.resilience)
+        outcome = await search.search(body.query, body.k)
+        service.metrics.observe_search(search.failures)
         result = SearchResponse(
             query=body.query,
             provider=outcome.provider,
@@ -324,7 +325,9 @@ def create_app(
 async def _safe_research(
     service: _Service, body: RunRequest, trace: Trace, run_id: str
 ) -> ResearchRun:
-    """A run that always ends in a response: setup errors become ErrorResponses too."""
+    """A run that always ends in a response: setup errors become ErrorResponses too, and
+    are observed in the metrics like any other run."""
+    started = time.monotonic()
     try:
         return await service.research(body, trace, run_id)
     except ConfigError as exc:
@@ -335,9 +338,16 @@ async def _safe_research(
     from guardsearch.loops.research.state import ResearchState
 
     state = ResearchState(task=body.task, max_iters=1, max_execution_time_s=1, token_budget=1)
-    return ResearchRun(
-        run_id=run_id, response=error, state=state, trace=trace, usage=Usage(), seconds=0.0
+    run = ResearchRun(
+        run_id=run_id,
+        response=error,
+        state=state,
+        trace=trace,
+        usage=Usage(),
+        seconds=time.monotonic() - started,
     )
+    service.metrics.observe(run)
+    return run
 
 
 def _respond(response: AgentResponse | ErrorResponse, status: int | None = None) -> JSONResponse:

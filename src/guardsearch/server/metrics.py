@@ -56,5 +56,10 @@ class ServiceMetrics:
         outcome = response.error.type if isinstance(response, ErrorResponse) else "ok"
         self.requests.labels(outcome=outcome).inc()
 
+    def observe_search(self, failures: int) -> None:
+        """A `POST /search`: its failed attempts count like a run's."""
+        if failures:
+            self.search_failures.inc(failures)
+
     def exposition(self) -> tuple[bytes, str]:
         return generate_latest(self.registry), CONTENT_TYPE_LATEST

@@ -33,6 +33,11 @@ class RunRequest(BaseModel):
     corpus: str | None = Field(
         default=None, max_length=64, description="Search only this named corpus."
     )
+    support: Literal["lexical", "model", "off"] | None = Field(
+        default=None,
+        description="Claim support check: lexical (default), model (the model judges "
+        "each claim/source pair) or off (cited ids must exist, nothing more).",
+    )
     stream: bool = Field(default=False, description="Server-sent events, one per phase.")
     run_async: bool = Field(
         default=False,
@@ -48,6 +53,7 @@ class RunRequest(BaseModel):
             "max_sources": self.max_sources,
             "max_execution_time_s": self.max_execution_time_s,
             "token_budget": self.token_budget,
+            "support": self.support,
         }
 
 

@@ -9,6 +9,7 @@ from guardsearch.tools.resilient import (
     ResilienceSettings,
     ResilientSearch,
     SearchFault,
+    SearchNote,
 )
 from guardsearch.tools.retry import Backoff, search_with_retry
 from guardsearch.tools.spec import provider_from_spec, providers_from_specs
@@ -24,6 +25,7 @@ __all__ = [
     "SearchError",
     "SearchFault",
     "SearchHit",
+    "SearchNote",
     "SearchProvider",
     "SearxngProvider",
     "TransientSearchError",

@@ -7,14 +7,16 @@
    so a dead provider is skipped instead of being retried for every query).
 
 One instance serves one run: breakers count this run's outcomes. Every retry,
-fallback, reformulation and breaker trip is an event in the run's trace.
+fallback, reformulation and breaker trip is an event in the run's trace and travels
+with the query's outcome (`faults` for failed attempts, `notes` for what the tiers
+did about them), so the research loop can report each one.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from guardsearch.core.errors import ConfigError
 from guardsearch.core.events import Trace
@@ -33,6 +35,26 @@ class SearchFault:
     error: str
     retried_after_s: float | None = None
 
+    @property
+    def what(self) -> str:
+        """ "retry" (tier 1 tries again) or "provider_failed" (tier 4 moves on)."""
+        return "retry" if self.retried_after_s is not None else "provider_failed"
+
+    @property
+    def tier(self) -> int:
+        return 1 if self.retried_after_s is not None else 4
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchNote:
+    """What a tier did for one query: reformulate (2), circuit_open (3), fallback or
+    provider_circuit_open (4)."""
+
+    what: str
+    tier: int
+    detail: str
+    provider: str | None = None
+
 
 @dataclass(frozen=True, kw_only=True)
 class QueryOutcome:
@@ -43,6 +65,7 @@ class QueryOutcome:
     provider: str | None = None
     error: str | None = None
     faults: tuple[SearchFault, ...] = ()
+    notes: tuple[SearchNote, ...] = ()
     reformulated_as: str | None = None
     skipped: bool = False
 
@@ -109,34 +132,71 @@ class ResilientSearch:
             )
         outcome = await self._across_providers(query, k)
         if not outcome.failed and outcome.empty and self.settings.reformulate_empty:
+            faults, notes = list(outcome.faults), list(outcome.notes)
             for variant in broaden(query):
                 self.trace.emit(
                     "note", step="search", what="reformulate", tier=2, query=query, variant=variant
                 )
                 retry = await self._across_providers(variant, k)
+                faults += retry.faults
+                notes.append(
+                    SearchNote(
+                        what="reformulate",
+                        tier=2,
+                        detail=f"no results; broader query {variant!r} found "
+                        f"{len(retry.hits)} result(s)",
+                        provider=retry.provider,
+                    )
+                )
+                notes += retry.notes
                 if retry.hits:
                     outcome = QueryOutcome(
                         query=query,
                         hits=retry.hits,
                         provider=retry.provider,
-                        faults=outcome.faults + retry.faults,
+                        faults=tuple(faults),
+                        notes=tuple(notes),
                         reformulated_as=variant,
                     )
                     break
+            else:
+                outcome = replace(outcome, faults=tuple(faults), notes=tuple(notes))
         was_open = self.breaker.open
         self.breaker.record(not outcome.failed)
         if self.breaker.open and not was_open:
             self.trace.emit(
                 "note", step="search", what="circuit_open", tier=3, reason=self.breaker.reason
             )
+            note = SearchNote(
+                what="circuit_open",
+                tier=3,
+                detail=f"search circuit opened ({self.breaker.reason}): degraded mode",
+            )
+            outcome = replace(outcome, notes=(*outcome.notes, note))
         return outcome
 
     async def _across_providers(self, query: str, k: int) -> QueryOutcome:
         faults: list[SearchFault] = []
+        notes: list[SearchNote] = []
+        failed: str | None = None  # the provider that failed this query just before
         for provider in self.providers:
             breaker = self.provider_breakers[provider.name]
             if breaker.open:
                 continue
+            if failed is not None:
+                detail = f"{failed} failed; falling back to {provider.name}"
+                self.trace.emit(
+                    "note",
+                    step="search",
+                    what="fallback",
+                    tier=4,
+                    provider=provider.name,
+                    query=query,
+                    failed=failed,
+                )
+                notes.append(
+                    SearchNote(what="fallback", tier=4, detail=detail, provider=provider.name)
+                )
 
             def on_retry(
                 attempt: int, error: BaseException, wait: float, name: str = provider.name
@@ -177,6 +237,7 @@ class ResilientSearch:
                 # A provider's own bug must not crash the run: it is one more failure.
                 error = str(exc) if isinstance(exc, SearchError) else f"{type(exc).__name__}: {exc}"
                 self.failures += 1
+                was_open = breaker.open
                 breaker.record(False)
                 faults.append(SearchFault(provider=provider.name, attempt=s.attempts, error=error))
                 self.trace.emit(
@@ -189,10 +250,32 @@ class ResilientSearch:
                     error=error,
                     provider_circuit_open=breaker.open,
                 )
+                if breaker.open and not was_open:
+                    self.trace.emit(
+                        "note",
+                        step="search",
+                        what="provider_circuit_open",
+                        tier=4,
+                        provider=provider.name,
+                        reason=breaker.reason,
+                    )
+                    notes.append(
+                        SearchNote(
+                            what="provider_circuit_open",
+                            tier=4,
+                            detail=f"{provider.name} skipped from now on ({breaker.reason})",
+                            provider=provider.name,
+                        )
+                    )
+                failed = provider.name
                 continue
             breaker.record(True)
             return QueryOutcome(
-                query=query, hits=tuple(hits), provider=provider.name, faults=tuple(faults)
+                query=query,
+                hits=tuple(hits),
+                provider=provider.name,
+                faults=tuple(faults),
+                notes=tuple(notes),
             )
         error = faults[-1].error if faults else "every search provider is switched off"
-        return QueryOutcome(query=query, error=error, faults=tuple(faults))
+        return QueryOutcome(query=query, error=error, faults=tuple(faults), notes=tuple(notes))

@@ -10,6 +10,7 @@ from guardsearch.loops.research.citations import (
     cited_ids,
     lexical_support,
     strip_ids,
+    support_judge,
     verify_citations,
 )
 from guardsearch.models.metered import Metered
@@ -108,3 +109,85 @@ async def test_a_fragment_from_an_article_about_something_else_is_unsupported() 
         question="Who composed the opera Don Giovanni?",
     )
     assert v.unsupported == ("[2]",)
+
+
+# -- unsupported and uncited claims --------------------------------------------------
+
+
+async def test_an_unsupported_cited_sentence_is_removed_from_the_answer() -> None:
+    answer = (
+        "Georges Seurat painted it from 1884 to 1886 [1]. He was born in Amsterdam in 1950 [1]."
+    )
+    v = await verify_citations(answer, [], SOURCES, LexicalSupport())
+    assert v.verified == ("[1]",)
+    assert v.unsupported_claims == ("He was born in Amsterdam in 1950.",)
+    assert v.removed_claims == ("He was born in Amsterdam in 1950.",)
+    assert v.clean_answer == "Georges Seurat painted it from 1884 to 1886 [1]."
+
+
+async def test_an_uncited_factual_sentence_is_checked_against_the_retrieved_sources() -> None:
+    answer = (
+        "Georges Seurat painted it [1]. Seurat was a French post-Impressionist artist. "
+        "He later moved to Tokyo and painted 300 murals there."
+    )
+    v = await verify_citations(answer, ["[1]"], SOURCES, LexicalSupport())
+    # the second sentence is uncited but [2] says it: kept; the third nothing says: flagged
+    assert v.verified == ("[1]",)
+    assert v.unsupported_claims == ("He later moved to Tokyo and painted 300 murals there.",)
+    assert v.removed_claims == v.unsupported_claims
+    assert v.clean_answer == (
+        "Georges Seurat painted it [1]. Seurat was a French post-Impressionist artist."
+    )
+
+
+async def test_an_uncited_sentence_about_the_sources_is_not_a_claim() -> None:
+    answer = "Georges Seurat painted it [1]. The sources do not say where it hangs today."
+    v = await verify_citations(answer, [], SOURCES, LexicalSupport())
+    assert v.unsupported_claims == () and v.clean_answer == answer
+
+
+async def test_a_removed_sentence_keeps_the_rest_of_the_answer_layout() -> None:
+    answer = "Georges Seurat painted it [1].\n\nIt was painted by Vincent van Gogh in 1950 [2]."
+    v = await verify_citations(answer, [], SOURCES, LexicalSupport())
+    assert v.verified == ("[1]",) and v.unsupported == ("[2]",)
+    assert v.clean_answer == "Georges Seurat painted it [1]."
+
+
+async def test_the_model_judge_is_not_gated_by_the_lexical_check() -> None:
+    # An answer fragment no word of which is in the source: lexical fails it; the
+    # model judge alone decides with --support model.
+    model = research_model(support=['{"supported": true}'])
+    v = await verify_citations(
+        "Diego Rodríguez de Silva",
+        ["[1]"],
+        MENINAS,
+        ModelSupport(Metered(model)),
+        question="Who painted Las Meninas?",
+    )
+    assert v.verified == ("[1]",)
+    lexical = await verify_citations(
+        "Diego Rodríguez de Silva",
+        ["[1]"],
+        MENINAS,
+        LexicalSupport(),
+        question="Who painted Las Meninas?",
+    )
+    assert lexical.verified == ()
+
+
+async def test_support_off_checks_existence_only() -> None:
+    judge = support_judge("off")
+    v = await verify_citations(
+        "It was painted by Vincent van Gogh [1]. He lived on Mars [7].", [], SOURCES, judge
+    )
+    assert v.method == "off" and v.verified == ("[1]",) and v.hallucinated == ("[7]",)
+    assert v.unsupported_claims == () and v.removed_claims == ()
+    assert v.clean_answer == "It was painted by Vincent van Gogh [1]. He lived on Mars."
+
+
+async def test_the_model_judge_asks_once_per_claim_and_source() -> None:
+    model = research_model(support=['{"supported": true}'])
+    judge = ModelSupport(Metered(model))
+    for _ in range(2):
+        await verify_citations("Georges Seurat painted it [1].", [], SOURCES, judge)
+    assert len(model.requests) == 1

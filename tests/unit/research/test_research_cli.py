@@ -56,6 +56,43 @@ def test_research_json_answers_with_a_verified_wikipedia_citation(tmp_path: Path
     assert payload["citations"]["verified"] == [source["id"]]
 
 
+def test_research_takes_the_tier_from_research_tier_unless_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RESEARCH_TIER", "deep")  # the planner guesses "simple"
+    spec = scripted(tmp_path, PLAN, SUFFICIENT, ANSWER)
+    result = runner.invoke(cli(), ["research", QUESTION, "--model", spec, "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["tier"] == "deep"
+    spec = scripted(tmp_path, PLAN, SUFFICIENT, ANSWER)
+    result = runner.invoke(
+        cli(), ["research", QUESTION, "--model", spec, "--json", "--tier", "standard"]
+    )
+    assert json.loads(result.stdout)["tier"] == "standard"
+
+
+def test_research_support_off_skips_the_support_check(tmp_path: Path) -> None:
+    unsupported = {"answer": "Vincent van Gogh painted it [1].", "citations": ["[1]"]}
+    spec = scripted(tmp_path, PLAN, SUFFICIENT, unsupported)
+    result = runner.invoke(
+        cli(), ["research", QUESTION, "--model", spec, "--json", "--support", "off"]
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["citations"]["method"] == "off"
+
+
+def test_research_prints_removed_claims(tmp_path: Path) -> None:
+    answer = {
+        "answer": ANSWER["answer"] + " It was painted in Amsterdam in 1950 [1].",
+        "citations": ["[1]"],
+    }
+    spec = scripted(tmp_path, PLAN, SUFFICIENT, answer)
+    result = runner.invoke(cli(), ["research", QUESTION, "--model", spec, "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert "Amsterdam" not in result.stdout
+    assert "removed unsupported claim" in result.stderr and "Amsterdam" in result.stderr
+
+
 def test_research_prints_the_answer_and_its_sources(tmp_path: Path) -> None:
     spec = scripted(tmp_path, PLAN, SUFFICIENT, ANSWER)
     result = runner.invoke(cli(), ["research", QUESTION, "--model", spec, "--quiet"])

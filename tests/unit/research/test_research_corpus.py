@@ -91,3 +91,33 @@ def test_re_adding_a_file_updates_instead_of_duplicating(
     add_files(small_index, note, "notes")
     hits = small_index.search("zebra", 10, corpus="notes")
     assert [h.title for h in hits] == ["New title"]
+
+
+def test_re_adding_a_file_that_shrank_leaves_no_stale_passages(
+    small_index: CorpusIndex, tmp_path: Path
+) -> None:
+    note = tmp_path / "long.txt"
+    note.write_text("\n\n".join(f"Paragraph {i} about zebras. " + "x " * 700 for i in range(3)))
+    assert add_files(small_index, note, "notes") == 3
+    note.write_text("Short\n\nzebra stripes only")
+    assert add_files(small_index, note, "notes") == 1
+    hits = small_index.search("zebras zebra paragraph", 10, corpus="notes")
+    assert [h.title for h in hits] == ["Short"]
+    assert small_index.info("notes").documents == 1  # type: ignore[union-attr]
+
+
+def test_re_adding_a_directory_drops_files_no_longer_in_it(
+    small_index: CorpusIndex, tmp_path: Path
+) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "kiwi.txt").write_text("Kiwi\n\nThe kiwi is a flightless bird.")
+    (notes / "moa.txt").write_text("Moa\n\nThe moa was a flightless bird.")
+    other = tmp_path / "other.txt"
+    other.write_text("Emu\n\nThe emu is a flightless bird.")
+    add_files(small_index, notes, "birds")
+    add_files(small_index, other, "birds")  # another path in the same corpus stays
+    (notes / "moa.txt").unlink()
+    add_files(small_index, notes, "birds")
+    hits = small_index.search("flightless bird", 10, corpus="birds")
+    assert sorted(h.title for h in hits) == ["Emu", "Kiwi"]

@@ -224,3 +224,45 @@ async def test_oversized_requests_are_rejected_with_413(small_index: CorpusIndex
 async def test_a_task_over_the_size_limit_is_invalid(client: httpx.AsyncClient) -> None:
     response = await client.post("/run", json={"task": "x" * 2001})
     assert response.status_code == 400
+
+
+async def test_search_endpoint_failures_are_counted(small_index: CorpusIndex) -> None:
+    from research_helpers import transient
+
+    from guardsearch.tools import ResilienceSettings
+
+    app = create_app(
+        model=research_model(),
+        providers=[FakeProvider("down", [transient()])],
+        resilience=ResilienceSettings(attempts=2, backoff_base_s=0.0, max_wait_s=0.0),
+    )
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+        assert (await c.post("/search", json={"query": "x"})).status_code == 503
+        text = (await c.get("/metrics")).text
+    assert "search_failures_total 2.0" in text  # one retried attempt + the final failure
+
+
+async def test_runs_failing_during_setup_are_observed(client: httpx.AsyncClient) -> None:
+    response = await client.post("/run", json={"task": QUESTION, "corpus": "nope"})
+    assert response.status_code == 400
+    assert response.json()["error"]["type"] == "invalid_request"
+    text = (await client.get("/metrics")).text
+    assert 'research_requests_total{outcome="invalid_request"} 1.0' in text
+    assert "research_loop_duration_seconds_count 1.0" in text
+    assert "iterations_per_request_count 1.0" in text
+
+
+async def test_support_is_a_per_request_option(small_index: CorpusIndex) -> None:
+    unsupported = {"answer": "Vincent van Gogh painted it [1].", "citations": ["[1]"]}
+    app = create_app(
+        model=research_model(synthesize=unsupported),
+        providers=[CorpusProvider(small_index)],
+        config=ResearchConfig(),
+    )
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+        default = await c.post("/run", json={"task": QUESTION})
+        off = await c.post("/run", json={"task": QUESTION, "support": "off"})
+        bad = await c.post("/run", json={"task": QUESTION, "support": "magic"})
+    assert default.status_code == 502  # lexical: no source says it
+    assert off.status_code == 200 and off.json()["citations"]["method"] == "off"
+    assert bad.status_code == 400

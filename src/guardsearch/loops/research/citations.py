@@ -5,9 +5,14 @@
 2. Support: each cited sentence must be backed by its source. By default a lexical
    check: enough of the sentence's content words occur in the source, and every
    number in it does (numbers are where small models invent most). Optionally a
-   model judge (`ModelSupport`) decides instead, at one guarded call per pair.
+   model judge (`ModelSupport`) decides instead, at one guarded call per pair, or
+   no support check runs at all (`NoSupportCheck`, `--support off`).
+3. Uncited claims: a sentence without a citation that states a fact must be backed
+   by one of the retrieved sources too.
 
-Only ids that exist *and* support their claim become the response's sources.
+Only ids that exist *and* support their claim become the response's sources. A
+sentence no source supports (cited or not) is removed from the answer and reported,
+so the answer never states an unsupported claim as if it were verified.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from typing import Protocol
 from pydantic import BaseModel
 
 from guardsearch.core.context import Context
-from guardsearch.core.errors import StepFailed
+from guardsearch.core.errors import ConfigError, StepFailed
 from guardsearch.corpus.query import terms
 from guardsearch.models.metered import Metered
 from guardsearch.steps.prompt import PromptTemplate
@@ -30,6 +35,16 @@ _MARKER = re.compile(r"\[\s*(\d{1,3})\s*\]")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _PROPER = re.compile(r"\b[A-Z][\w'’-]*")
+# Sentences about the sources or the research itself ("The sources do not say when.",
+# the degraded-mode note) state no fact a source could back.
+_META = re.compile(
+    r"\b(sources?|search(?:es)?|information|partial|uncertain(?:ty)?|unclear|unknown"
+    r"|not (?:known|clear|stated|say|mention(?:ed)?)|cannot|can't|could not)\b",
+    re.IGNORECASE,
+)
+# How many retrieved sources an uncited claim is checked against (best lexical match
+# first): a model judge costs one call per pair.
+UNCITED_CANDIDATES = 5
 # A sentence with fewer content words than this is an answer fragment ("Georges
 # Seurat"), checked together with the question it answers.
 SHORT_CLAIM = 5
@@ -56,6 +71,30 @@ def cited_ids(answer: str, listed: Sequence[str]) -> list[str]:
 
 def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.split(text.strip()) if s.strip()]
+
+
+def without_sentences(text: str, drop: Sequence[str]) -> str:
+    """`text` without the sentences in `drop` (as `sentences` splits them); the
+    whitespace between the sentences that stay is kept."""
+    if not drop:
+        return text.strip()
+    gone = set(drop)
+    pieces = re.split(f"({_SENTENCE.pattern})", text.strip())
+    kept: list[str] = []
+    for i in range(0, len(pieces), 2):
+        sentence = pieces[i].strip()
+        if not sentence or sentence in gone:
+            continue
+        if kept:
+            kept.append(pieces[i - 1] if i > 0 else " ")
+        kept.append(pieces[i])
+    return "".join(kept).strip()
+
+
+def is_factual(sentence: str) -> bool:
+    """Does `sentence` state something a source could back (not a remark about the
+    sources or the research, not a bare marker)?"""
+    return bool(terms(plain(sentence))) and not _META.search(sentence)
 
 
 def strip_ids(text: str, ids: Sequence[str]) -> str:
@@ -130,6 +169,16 @@ class LexicalSupport:
         return lexical_support(claim, source) >= self.threshold
 
 
+@dataclass(frozen=True)
+class NoSupportCheck:
+    """`--support off`: every existing citation counts as support (existence only)."""
+
+    name: str = "off"
+
+    async def supports(self, claim: str, source: str) -> bool:
+        return True
+
+
 class SupportVerdict(BaseModel):
     supported: bool
 
@@ -142,6 +191,9 @@ class ModelSupport:
     name: str = "model"
 
     def __post_init__(self) -> None:
+        # One verdict per (claim, source): the synthesis guard and the final
+        # verification ask the same questions; the model answers them once.
+        self._verdicts: dict[tuple[str, str], bool] = {}
         self.step = Step(
             name="research-support",
             prompt=PromptTemplate.packaged("research_support"),
@@ -151,17 +203,35 @@ class ModelSupport:
         )
 
     async def supports(self, claim: str, source: str) -> bool:
+        key = (plain(claim), source[:1500])
+        if key not in self._verdicts:
+            self._verdicts[key] = await self._ask(*key)
+        return self._verdicts[key]
+
+    async def _ask(self, claim: str, source: str) -> bool:
         context = Context(objective="Check whether a source supports a claim.")
         try:
             outcome = await run_step(
-                self.step,
-                context,
-                self.model,
-                variables={"claim": plain(claim), "source": source[:1500]},
+                self.step, context, self.model, variables={"claim": claim, "source": source}
             )
         except StepFailed:
             return False  # an unusable verdict is no evidence of support
         return bool(outcome.value.get("supported")) if isinstance(outcome.value, dict) else False
+
+
+def support_judge(
+    method: str, *, threshold: float = 0.5, model: Metered | None = None
+) -> SupportJudge:
+    """The judge `--support METHOD` names: lexical, model (needs `model`) or off."""
+    if method == "lexical":
+        return LexicalSupport(threshold)
+    if method == "model":
+        if model is None:
+            raise ConfigError("--support model needs a model")
+        return ModelSupport(model)
+    if method == "off":
+        return NoSupportCheck()
+    raise ConfigError(f"unknown support method {method!r}; use lexical, model or off")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -174,6 +244,10 @@ class Verification:
     hallucinated: tuple[str, ...]
     unsupported: tuple[str, ...]
     unsupported_claims: tuple[str, ...]
+    # Sentences taken out of the answer because no source supports them.
+    removed_claims: tuple[str, ...] = ()
+    # The answer without dropped ids and removed sentences: what the user gets.
+    clean_answer: str = ""
 
     @property
     def dropped(self) -> tuple[str, ...]:
@@ -203,20 +277,23 @@ async def verify_citations(
     judge: SupportJudge,
     question: str = "",
 ) -> Verification:
-    """Check the ids `answer` cites (inline or `listed`) against `sources` (id -> text).
+    """Check the ids `answer` cites (inline or `listed`) against `sources` (id -> text),
+    and its uncited factual sentences against every retrieved source.
 
-    An answer fragment ("Giacomo Puccini") is checked as the answer *to the question*:
-    its source must also be about the question's subject, or a true sentence from the
-    wrong article ("La bohème ... by Giacomo Puccini") would pass for "Who composed Don
-    Giovanni?".
+    An answer fragment ("Giacomo Puccini") is checked as the answer *to the question*;
+    with the lexical judge its source must also be about the question's subject, or a
+    true sentence from the wrong article ("La bohème ... by Giacomo Puccini") would pass
+    for "Who composed Don Giovanni?". A model judge decides alone.
     """
     subject = subject_terms(question) if question else []
     ids = cited_ids(answer, listed)
     hallucinated = tuple(i for i in ids if i not in sources)
     existing = [i for i in ids if i in sources]
+    inline = {i for i in markers(answer) if i in sources}
+    listed_only = [i for i in existing if i not in inline]
     parts = sentences(answer) or [answer]
     unmarked = [s for s in parts if not markers(s)] or parts
-    backed: dict[str, bool] = {}
+    lexical = isinstance(judge, LexicalSupport)
     verdicts: dict[tuple[str, str], bool] = {}
 
     async def check(claim: str, source_id: str) -> bool:
@@ -226,7 +303,7 @@ async def verify_citations(
             short = bool(question) and is_short(claim)
             judged = f"{question} {plain(claim)}" if short else claim
             ok = await judge.supports(judged, source)
-            if ok and short:
+            if ok and short and lexical:
                 # The fragment itself must be in the source ("Gustave Eiffel" is not in
                 # Las Meninas, however well the question matches it) ...
                 ok = lexical_support(claim, source) >= 0.5
@@ -235,22 +312,45 @@ async def verify_citations(
             verdicts[key] = ok
         return verdicts[key]
 
+    async def any_source(claim: str) -> bool:
+        """An uncited claim: the ids the answer lists first, then the best matches."""
+        rest = sorted(
+            (i for i in sources if i not in listed_only),
+            key=lambda i: -lexical_support(plain(claim), sources[i]),
+        )
+        for source_id in [*listed_only, *rest][: max(UNCITED_CANDIDATES, len(listed_only))]:
+            if await check(claim, source_id):
+                return True
+        return False
+
+    backed: dict[str, bool] = {}
     for source_id in existing:
         claims = [s for s in parts if source_id in markers(s)] or unmarked
-        results = [await check(c, source_id) for c in claims]
-        backed[source_id] = any(results)
-    unsupported_claims = []
+        backed[source_id] = any([await check(c, source_id) for c in claims])
+    unsupported_claims: list[str] = []
+    removed: list[str] = []
     for sentence in parts:
         own = [i for i in markers(sentence) if i in sources]
-        if own and not any([await check(sentence, i) for i in own]):
+        if own:
+            supported = any([await check(sentence, i) for i in own])
+        elif len(parts) > 1 and is_factual(sentence):
+            supported = await any_source(sentence)
+        else:
+            continue  # a lone fragment is judged through its listed ids above
+        if not supported:
             unsupported_claims.append(plain(sentence))
-    if existing and not any(backed.values()) and not unsupported_claims:
+            removed.append(sentence)
+    verified = tuple(i for i in existing if backed[i])
+    if existing and not verified and not unsupported_claims:
         unsupported_claims.append(plain(answer)[:300])
+    dropped = hallucinated + tuple(i for i in existing if not backed[i])
     return Verification(
         method=judge.name,
         cited=tuple(ids),
-        verified=tuple(i for i in existing if backed[i]),
+        verified=verified,
         hallucinated=hallucinated,
         unsupported=tuple(i for i in existing if not backed[i]),
         unsupported_claims=tuple(unsupported_claims),
+        removed_claims=tuple(plain(s) for s in removed),
+        clean_answer=strip_ids(without_sentences(answer, removed), dropped),
     )

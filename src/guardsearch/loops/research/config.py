@@ -84,6 +84,8 @@ class ResearchConfig:
             raise ConfigError("max_execution_time_s must be > 0")
         if self.token_budget < 1:
             raise ConfigError("token_budget must be >= 1")
+        if self.support not in ("lexical", "model", "off"):
+            raise ConfigError(f"unknown support method {self.support!r}; use lexical, model or off")
         if not 0 < self.support_threshold <= 1:
             raise ConfigError("support_threshold must be in (0, 1]")
 

@@ -39,11 +39,10 @@ from guardsearch.core.events import Trace
 from guardsearch.core.usage import Usage
 from guardsearch.corpus.query import terms
 from guardsearch.loops.research.citations import (
-    LexicalSupport,
     ModelSupport,
     SupportJudge,
     Verification,
-    strip_ids,
+    support_judge,
     verify_citations,
 )
 from guardsearch.loops.research.compaction import RawStore, compact, compaction_reason
@@ -90,6 +89,9 @@ from guardsearch.tools.resilient import QueryOutcome, ResilienceSettings, Resili
 from guardsearch.tools.retry import Sleep
 
 log = logging.getLogger("guardsearch.research")
+_REFORMULATION = "reformulation of: "
+# Claim/source verdicts the loop keeps budget for when the model judges support.
+SUPPORT_RESERVE_CALLS = 3
 
 
 @dataclass
@@ -255,6 +257,11 @@ class _Run:
         self.synthesis: SynthesisResponse | None = None
         self.verification: Verification | None = None
         self._pending: list[Query] = []
+        # One judge per run, shared by the synthesis guard and the final verification
+        # (a model judge remembers its verdicts, so no pair is asked twice).
+        self.judge: SupportJudge = support_judge(
+            config.support, threshold=config.support_threshold, model=metered
+        )
 
     # -- bookkeeping -----------------------------------------------------------------
 
@@ -286,7 +293,19 @@ class _Run:
         s = self.state
         shown = s.ranked()[: self.config.synthesis_sources]
         full = {r.id: r.text for r in s.search_results}
-        return self.cost(synthesize_step(self.config, full), self.synthesis_variables(shown))
+        synthesis = self.cost(
+            synthesize_step(self.config, full, self.judge), self.synthesis_variables(shown)
+        )
+        return synthesis + self.support_reserve(shown)
+
+    def support_reserve(self, shown: Sequence[SearchResult]) -> int:
+        """With `--support model` the verification calls the model too: keep enough for
+        a few claim/source verdicts (the usual answer has one or two claims)."""
+        if not isinstance(self.judge, ModelSupport) or not shown:
+            return 0
+        longest = max(shown, key=lambda r: len(r.text))
+        one = self.cost(self.judge.step, {"claim": self.state.task, "source": longest.text[:1500]})
+        return SUPPORT_RESERVE_CALLS * one
 
     def reflection_cost(self) -> int:
         return self.cost(*self.reflection_call())
@@ -527,9 +546,25 @@ class _Run:
         candidates += [Query(query=g, intent="gap") for g in s.gaps]
         for failed in s.failed_queries:
             candidates += [
-                Query(query=v, intent=f"reformulation of: {failed}") for v in broaden(failed)
+                Query(query=v, intent=f"{_REFORMULATION}{failed}") for v in broaden(failed)
             ]
-        self.advance(s.with_queries(candidates))
+        new = s.with_queries(candidates)
+        for q in new.plan_queries:
+            # Code's own reformulations (tier 2 without the model) are reported like the
+            # search's: a note in the trace and an entry in the response's errors.
+            if q.intent.startswith(_REFORMULATION):
+                failed = q.intent[len(_REFORMULATION) :]
+                self.trace.emit(
+                    "note", step="search", what="reformulate", tier=2, query=failed, variant=q.query
+                )
+                new = new.with_error(
+                    "reformulate",
+                    f"too few results; next iteration searches {q.query!r}",
+                    query=failed,
+                    what="reformulate",
+                    tier=2,
+                )
+        self.advance(new)
         emit_phase(
             self.trace,
             "next_queries",
@@ -551,7 +586,7 @@ class _Run:
             return self.no_source_answer()
         full = {r.id: self.raw.get(r.handle, r.text) for r in s.search_results}
         shown = s.ranked()[: self.config.synthesis_sources]
-        step = synthesize_step(self.config, full)
+        step = synthesize_step(self.config, full, self.judge)
         outcome = await self.step(
             "synthesize",
             run_step(step, self.context, self.metered, variables=self.synthesis_variables(shown)),
@@ -562,7 +597,7 @@ class _Run:
         )
         verification = await self.step(
             "verify",
-            verify_citations(draft.answer, draft.citations, full, self.judge(), question=s.task),
+            verify_citations(draft.answer, draft.citations, full, self.judge, question=s.task),
         )
         self.verification = verification
         if not verification.verified:
@@ -580,7 +615,15 @@ class _Run:
                     },
                 )
             )
-        answer = strip_ids(draft.answer, verification.dropped)
+        # Dropped ids and the sentences no source supports leave the answer (they are
+        # reported in `citations`): nothing unsupported reads as if it were verified.
+        answer = verification.clean_answer
+        for claim in verification.removed_claims:
+            self.advance(
+                self.state.with_error(
+                    "verify", f"unsupported claim removed: {claim}", what="removed"
+                )
+            )
         if s.degraded_mode and DEGRADED_NOTE.lower() not in answer.lower():
             answer = f"{answer} ({DEGRADED_NOTE})"
         verified = [r for r in (s.result(i) for i in verification.verified) if r is not None]
@@ -635,13 +678,6 @@ class _Run:
             "insufficient": s.insufficient_termination,
         }
 
-    def judge(self) -> SupportJudge:
-        if self.config.support == "model":
-            return ModelSupport(self.metered)
-        if self.config.support == "off":
-            return _Always()
-        return LexicalSupport(self.config.support_threshold)
-
     def no_source_answer(self) -> AgentResponse:
         """Nothing was retrieved: say so plainly instead of letting the model guess."""
         answer = NO_SOURCES_ANSWER
@@ -673,6 +709,7 @@ class _Run:
                 hallucinated=list(verification.hallucinated),
                 unsupported=list(verification.unsupported),
                 unsupported_claims=list(verification.unsupported_claims),
+                removed_claims=list(verification.removed_claims),
             ),
             sufficient=s.sufficient,
             confidence=s.confidence,
@@ -693,14 +730,6 @@ class _Run:
             ),
             metadata=self.metadata(tokens),
         )
-
-
-@dataclass(frozen=True)
-class _Always:
-    name: str = "off"
-
-    async def supports(self, claim: str, source: str) -> bool:
-        return True
 
 
 def _meaningful(text: str) -> bool:

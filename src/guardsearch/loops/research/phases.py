@@ -14,7 +14,7 @@ from guardsearch.core.artifact import Artifact
 from guardsearch.core.context import Context
 from guardsearch.core.guard_result import GuardResult
 from guardsearch.corpus.query import terms
-from guardsearch.loops.research.citations import LexicalSupport, plain, verify_citations
+from guardsearch.loops.research.citations import SupportJudge, plain, verify_citations
 from guardsearch.loops.research.config import ResearchConfig
 from guardsearch.loops.research.schemas import PlanDraft, ReflectionDraft, SynthesisDraft
 from guardsearch.loops.research.state import SearchResult
@@ -69,9 +69,11 @@ def reflect_step(config: ResearchConfig, *, has_results: bool, can_continue: boo
     )
 
 
-def synthesize_step(config: ResearchConfig, sources: Mapping[str, str]) -> Step:
-    """The synthesis step; its guard verifies citations lexically against `sources`."""
-    lexical = LexicalSupport(config.support_threshold)
+def synthesize_step(
+    config: ResearchConfig, sources: Mapping[str, str], judge: SupportJudge
+) -> Step:
+    """The synthesis step; its guard verifies citations against `sources` with `judge`,
+    the run's configured support check (lexical, the model, or existence only)."""
     ids = sorted(sources, key=lambda i: int(i.strip("[]")))
 
     async def citation_guard(value: object, artifact: Artifact, context: Context) -> GuardResult:
@@ -93,7 +95,7 @@ def synthesize_step(config: ResearchConfig, sources: Mapping[str, str]) -> Step:
         if not sources:
             return GuardResult.ok("citations")
         verification = await verify_citations(
-            draft.answer, draft.citations, sources, lexical, question=context.objective
+            draft.answer, draft.citations, sources, judge, question=context.objective
         )
         if verification.verified:
             # Extra bad ids are dropped and reported later; one verified citation is enough.

@@ -131,6 +131,8 @@ class CitationReport(BaseModel):
     hallucinated: list[str] = Field(default_factory=list)
     unsupported: list[str] = Field(default_factory=list)
     unsupported_claims: list[str] = Field(default_factory=list)
+    # Sentences removed from the answer because no retrieved source supports them.
+    removed_claims: list[str] = Field(default_factory=list)
 
 
 class UsageReport(BaseModel):

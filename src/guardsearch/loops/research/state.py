@@ -67,13 +67,19 @@ class QueryRecord:
 
 @dataclass(frozen=True, kw_only=True)
 class ErrorRecord:
-    """Something that went wrong and was handled (seed §14: kept for observability)."""
+    """Something that went wrong and was handled (seed §14: kept for observability).
+
+    `what` names the handling (retry, provider_failed, fallback, reformulate,
+    circuit_open, provider_circuit_open, removed) and `tier` its error tier (seed §10).
+    """
 
     phase: str
     error: str
     attempt: int | None = None
     query: str | None = None
     provider: str | None = None
+    what: str | None = None
+    tier: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -194,8 +200,21 @@ class ResearchState:
                     attempt=f.attempt,
                     query=outcome.query,
                     provider=f.provider,
+                    what=f.what,
+                    tier=f.tier,
                 )
                 for f in outcome.faults
+            ]
+            errors += [
+                ErrorRecord(
+                    phase="search",
+                    error=n.detail,
+                    query=outcome.query,
+                    provider=n.provider,
+                    what=n.what,
+                    tier=n.tier,
+                )
+                for n in outcome.notes
             ]
             if outcome.skipped:
                 errors.append(
