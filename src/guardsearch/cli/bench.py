@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
+from guardsearch.cli.bench_common import StoreOption, open_run_store, warn_stale
 from guardsearch.cli.bench_plan import plan as bench_plan
 from guardsearch.cli.output import err, exit_for, fail, out, print_json
 from guardsearch.core.errors import GuardsearchError
@@ -62,7 +63,12 @@ def summary(card: dict[str, Any], out_dir: Path) -> dict[str, Any]:
 
 
 def _run(
-    config: Any, executor_name: str, ray_address: str | None, quiet: bool, as_json: bool
+    config: Any,
+    executor_name: str,
+    ray_address: str | None,
+    quiet: bool,
+    as_json: bool,
+    store_url: str | None = None,
 ) -> None:
     from guardsearch.experiments import ExperimentRunner, executor_named
 
@@ -74,9 +80,12 @@ def _run(
                 f"{result.calls} calls, {result.seconds:.1f}s[/dim]"
             )
 
+    run_store = None
     try:
         executor = executor_named(executor_name, address=ray_address)
-        runner = ExperimentRunner(config, executor=executor, progress=progress)
+        run_store = open_run_store(store_url)
+        runner = ExperimentRunner(config, executor=executor, progress=progress, run_store=run_store)
+        warn_stale(runner, quiet)
         if not quiet:
             err.print(
                 f"[dim]{len(runner.pending())} of {len(runner.plan())} trials to run "
@@ -85,6 +94,9 @@ def _run(
         card = runner.run()
     except GuardsearchError as exc:
         fail(str(exc), exit_for(exc), as_json=as_json)
+    finally:
+        if run_store is not None:
+            run_store.close()
     if as_json:
         print_json(summary(card, config.out_dir))
     else:
@@ -121,6 +133,7 @@ def game24(
         Path, typer.Option("--out", help="Results, traces, scorecard and plots go here.")
     ] = Path("runs/bench-game24"),
     name: Annotated[str, typer.Option(help="File name of the scorecard and plots.")] = "game24",
+    store: StoreOption = None,
     quiet: Annotated[bool, typer.Option(help="No progress on stderr.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
@@ -143,7 +156,7 @@ def game24(
         )
     except GuardsearchError as exc:
         fail(str(exc), exit_for(exc), as_json=as_json)
-    _run(config, executor, ray_address, quiet, as_json)
+    _run(config, executor, ray_address, quiet, as_json, store)
 
 
 @bench_app.command("run")
@@ -151,6 +164,7 @@ def run(
     config_file: Annotated[Path, typer.Argument(help="Experiment config (YAML).")],
     executor: Annotated[str, typer.Option(help="local (default) or ray.")] = "local",
     ray_address: Annotated[str | None, typer.Option(help="Ray cluster address.")] = None,
+    store: StoreOption = None,
     quiet: Annotated[bool, typer.Option(help="No progress on stderr.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
@@ -161,13 +175,15 @@ def run(
         config = ExperimentConfig.from_yaml(config_file)
     except GuardsearchError as exc:
         fail(str(exc), exit_for(exc), as_json=as_json)
-    _run(config, executor, ray_address, quiet, as_json)
+    _run(config, executor, ray_address, quiet, as_json, store)
 
 
 def _stored(out_dir: Path, method: str, as_json: bool) -> list[Any]:
     from guardsearch.experiments import JsonlResults
 
-    results = [r for r in JsonlResults(out_dir).load() if r.method == method]
+    # One trial per key (the last stored), as before config fingerprints.
+    by_key = {r.key: r for r in JsonlResults(out_dir).load() if r.method == method}
+    results = list(by_key.values())
     if not results:
         fail(f"no stored trials of method {method!r} in {out_dir}", as_json=as_json)
     return results

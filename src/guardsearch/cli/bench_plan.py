@@ -6,6 +6,11 @@ Runs pipeline × problem × trial at the largest budget (every plan pipeline is 
 so smaller budgets are read off those runs), writes the harness scorecard (ε vs budget
 with Wilson intervals, E[calls], backtracks, paired deltas, plots) and the plan
 sections: per-category backtrack rate and depth distribution, heuristic vs blind DFS.
+Paired deltas: every pipeline vs the first (`single`), and seed 000 §8.3's search vs
+the `full` pipeline (search and search-blind), plus search vs search-blind.
+
+The report (NAME.md) is generated and rewritten on every run; hand-written notes go in
+NAME_notes.md beside it, which the report links at the top and the command never writes.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from typing import Annotated, Any
 
 import typer
 
+from guardsearch.cli.bench_common import StoreOption, open_run_store, warn_stale
 from guardsearch.cli.output import err, exit_for, fail, out, print_json
 from guardsearch.core.errors import GuardsearchError
 
@@ -24,6 +30,18 @@ SUITE = "guardsearch.apps.plan.suite:suite"
 
 def _split(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def comparisons(methods: list[str]) -> list[list[str]]:
+    """The extra paired deltas (beyond every pipeline vs the first): search and
+    search-blind vs the full pipeline (seed 000 §8.3), and search vs search-blind."""
+    wanted = [["search", "full"], ["search-blind", "full"], ["search", "search-blind"]]
+    reference = methods[0] if methods else None
+    return [
+        [a, b]
+        for a, b in wanted
+        if a in methods and b in methods and b != reference  # vs the first: already there
+    ]
 
 
 def _problems(problems: str, per_category: int | None) -> Any:
@@ -44,8 +62,12 @@ def write_report(runner: Any, card: dict[str, Any], report_dir: Path, name: str)
 
     results = runner.results()
     categories = category_figures(results, [m.label for m in runner.methods], runner.config.budgets)
-    events_of = getattr(runner.store, "events", None)
-    repeated = repeats(results, events_of) if events_of is not None else None
+    stored_events = getattr(runner.store, "events", None)
+    repeated = None
+    if stored_events is not None:
+        # By key, each trial's own trace (the one with its config fingerprint).
+        chosen = {r.key: r for r in results}
+        repeated = repeats(results, lambda key: stored_events(chosen[key]))
     paths = write_scorecard(card, report_dir, name)
     full = {**card, "categories": categories, "repeats": repeated}
     paths["json"].write_text(json.dumps(full, indent=2, default=str) + "\n", encoding="utf-8")
@@ -76,6 +98,7 @@ def plan(
         Path | None, typer.Option(help="Also write the report here (e.g. benchmarks/results).")
     ] = None,
     name: Annotated[str, typer.Option(help="File name of the scorecard and plots.")] = "plan",
+    store: StoreOption = None,
     quiet: Annotated[bool, typer.Option(help="No progress on stderr.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
@@ -83,6 +106,7 @@ def plan(
     from guardsearch.experiments import ExperimentConfig, ExperimentRunner
 
     methods = _split(pipelines)
+    run_store = None
     try:
         numbers = sorted({int(b) for b in _split(budgets)})
     except ValueError:
@@ -111,18 +135,21 @@ def plan(
                 "trials": trials,
                 "out": str(out_dir),
                 "reference": methods[0] if methods else None,
-                "compare": [["search", "search-blind"]]
-                if {"search", "search-blind"} <= set(methods)
-                else [],
+                "compare": comparisons(methods),
             }
         )
-        runner = ExperimentRunner(config, progress=progress)
+        run_store = open_run_store(store)
+        runner = ExperimentRunner(config, progress=progress, run_store=run_store)
+        warn_stale(runner, quiet)
         if not quiet:
             err.print(f"[dim]{len(runner.pending())} of {len(runner.plan())} trials to run[/dim]")
         card = runner.run()
         report = write_report(runner, card, report_dir or out_dir, name)
     except GuardsearchError as exc:
         fail(str(exc), exit_for(exc), as_json=as_json)
+    finally:
+        if run_store is not None:
+            run_store.close()
     if as_json:
         print_json(
             {

@@ -13,7 +13,7 @@ from guardsearch.experiments.executors import (
     RayExecutor,
     executor_named,
 )
-from guardsearch.experiments.metrics import newcombe, summarize, wilson
+from guardsearch.experiments.metrics import newcombe, newcombe_paired, summarize, wilson
 from guardsearch.experiments.results import JsonlResults, ResultStore
 from guardsearch.experiments.runner import ExperimentRunner
 from guardsearch.experiments.suite import MethodSpec, Problem, Suite, resolve_suite
@@ -34,6 +34,7 @@ __all__ = [
     "TrialSpec",
     "executor_named",
     "newcombe",
+    "newcombe_paired",
     "resolve_suite",
     "run_trial",
     "summarize",

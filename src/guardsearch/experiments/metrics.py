@@ -33,7 +33,9 @@ def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
 
 
 def newcombe(s1: int, n1: int, s2: int, n2: int, z: float = Z95) -> tuple[float, float, float]:
-    """p1 − p2 and its 95% interval (Newcombe's hybrid score method, from two Wilsons)."""
+    """p1 − p2 of two independent samples and its 95% interval (Newcombe's hybrid score
+    method, from two Wilsons). For the same problems run by two methods use
+    `newcombe_paired`."""
     p1 = s1 / n1 if n1 else 0.0
     p2 = s2 / n2 if n2 else 0.0
     l1, u1 = wilson(s1, n1, z)
@@ -42,6 +44,42 @@ def newcombe(s1: int, n1: int, s2: int, n2: int, z: float = Z95) -> tuple[float,
     low = d - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2)
     high = d + math.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2)
     return d, low, high
+
+
+def newcombe_paired(
+    both: int, first_only: int, second_only: int, neither: int, z: float = Z95
+) -> tuple[float, float, float]:
+    """p1 − p2 for paired outcomes and its 95% interval: Newcombe's method 10 for paired
+    data (Newcombe 1998, Statistics in Medicine 17:2635-2650), square-and-add of the two
+    Wilson intervals corrected for the correlation between the paired outcomes.
+
+    The 2×2 table of pairs: `both` solved by both, `first_only`, `second_only`, `neither`.
+    p1 = (both + first_only) / n, p2 = (both + second_only) / n. The correlation is the
+    phi coefficient with Newcombe's correction: (ad − bc − n/2) / √(row and column
+    totals) when ad − bc > n/2, 0 when 0 ≤ ad − bc ≤ n/2, and uncorrected when
+    ad − bc < 0; 0 when a margin is empty. (-1, 1) around 0 when n = 0.
+    """
+    a, b, c, d = both, first_only, second_only, neither
+    if min(a, b, c, d) < 0:
+        raise ValueError(f"counts must be >= 0, got {(a, b, c, d)}")
+    n = a + b + c + d
+    if n == 0:
+        return 0.0, -1.0, 1.0
+    p1, p2 = (a + b) / n, (a + c) / n
+    l1, u1 = wilson(a + b, n, z)
+    l2, u2 = wilson(a + c, n, z)
+    margins = (a + b) * (c + d) * (a + c) * (b + d)
+    cross = a * d - b * c
+    if margins == 0 or 0 <= cross <= n / 2:
+        phi = 0.0
+    else:
+        phi = (cross - n / 2 if cross > 0 else cross) / math.sqrt(margins)
+    diff = (b - c) / n
+    below = (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2
+    above = (u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2
+    low = diff - math.sqrt(max(0.0, below))
+    high = diff + math.sqrt(max(0.0, above))
+    return diff, max(-1.0, min(diff, low)), min(1.0, max(diff, high))
 
 
 def _mean(values: Sequence[float]) -> float:

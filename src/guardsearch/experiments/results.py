@@ -1,31 +1,53 @@
 """Where trial results and traces go: a small seam, JSON Lines files by default.
 
-`ResultStore` is what the runner needs: which trials are finished, save one, load all.
-`JsonlResults` keeps `trials.jsonl` (one result per line, appended and flushed as each
-trial ends) and `traces/<n>.jsonl` (that trial's events) under the experiment's out
-directory. A durable run store can implement the same three methods and be plugged in.
+`ResultStore` is what the runner needs: save a trial, load them all. `JsonlResults`
+keeps `trials.jsonl` (one result per line, appended and flushed as each trial ends),
+`traces/<n>.jsonl` (that trial's events) and `manifest.json` under the experiment's out
+directory. A durable run store can implement the same methods and be plugged in.
+
+A stored trial is identified by its key (problem, label, trial, budget) *and* its
+config fingerprint (suite, model spec, method, options): the same key run with another
+model or other options is another trial, stored beside the first. Trials written
+before fingerprints existed have none; the manifest records the config per label that
+such trials are taken to have run with (see `ExperimentRunner`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
+from guardsearch.core.errors import ConfigError
 from guardsearch.experiments.trial import TrialResult
 from guardsearch.store.jsonl import cut_torn_tail, json_line, jsonl_lines
+
+MANIFEST_VERSION = 1
 
 
 class ResultStore(Protocol):
     def finished(self) -> set[str]:
-        """Keys of the trials already stored (the runner skips them)."""
+        """Keys of the trials already stored (whatever their config)."""
         ...
 
     def save(self, result: TrialResult, events: Sequence[dict[str, Any]]) -> None: ...
 
-    def load(self) -> list[TrialResult]: ...
+    def load(self) -> list[TrialResult]:
+        """Every stored trial, the last one per (key, fingerprint)."""
+        ...
+
+
+@runtime_checkable
+class ManifestStore(Protocol):
+    """A result store that remembers, per method label, the config of its trials that
+    carry no fingerprint."""
+
+    def manifest(self) -> dict[str, dict[str, Any]]: ...
+
+    def write_manifest(self, methods: dict[str, dict[str, Any]]) -> None: ...
 
 
 class JsonlResults:
@@ -35,9 +57,12 @@ class JsonlResults:
         self.root = Path(root)
         self.path = self.root / "trials.jsonl"
         self.traces = self.root / "traces"
+        self.manifest_path = self.root / "manifest.json"
 
-    def trace_path(self, key: str) -> Path:
-        name = hashlib.sha256(key.encode()).hexdigest()[:16]
+    def trace_path(self, key: str, fingerprint: str | None = None) -> Path:
+        # Trials without a fingerprint keep the name they were written under.
+        ident = key if fingerprint is None else f"{key}|{fingerprint}"
+        name = hashlib.sha256(ident.encode()).hexdigest()[:16]
         return self.traces / f"{name}.jsonl"
 
     def finished(self) -> set[str]:
@@ -46,7 +71,7 @@ class JsonlResults:
     def save(self, result: TrialResult, events: Sequence[dict[str, Any]]) -> None:
         # The trace first: a result line means its trace is complete.
         self.traces.mkdir(parents=True, exist_ok=True)
-        self.trace_path(result.key).write_text(
+        self.trace_path(result.key, result.fingerprint).write_text(
             "".join(json_line(e) for e in events), encoding="utf-8"
         )
         cut_torn_tail(self.path)
@@ -57,7 +82,7 @@ class JsonlResults:
     def load(self) -> list[TrialResult]:
         if not self.path.exists():
             return []
-        results: dict[str, TrialResult] = {}
+        results: dict[tuple[str, str | None], TrialResult] = {}
         lines = jsonl_lines(self.path)
         for i, line in enumerate(lines):
             try:
@@ -66,9 +91,43 @@ class JsonlResults:
                 if i == len(lines) - 1:
                     break  # a torn last line: that trial was not finished
                 raise
-            results[record.key] = record
+            results[(record.key, record.fingerprint)] = record
         return list(results.values())
 
-    def events(self, key: str) -> list[dict[str, Any]]:
-        path = self.trace_path(key)
+    def events(self, trial: TrialResult | str) -> list[dict[str, Any]]:
+        """A stored trial's trace; given only a key, the trace of the last trial stored
+        under it."""
+        if isinstance(trial, str):
+            found = [r for r in self.load() if r.key == trial]
+            path = self.trace_path(trial, found[-1].fingerprint if found else None)
+        else:
+            path = self.trace_path(trial.key, trial.fingerprint)
         return [json.loads(line) for line in jsonl_lines(path)] if path.exists() else []
+
+    def manifest(self) -> dict[str, dict[str, Any]]:
+        """Per method label: the config its un-fingerprinted trials ran with."""
+        if not self.manifest_path.exists():
+            return {}
+        try:
+            data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+            methods = data["methods"]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise ConfigError(f"unreadable manifest {self.manifest_path}: {exc}") from exc
+        if not isinstance(methods, dict):
+            raise ConfigError(f"unreadable manifest {self.manifest_path}")
+        return {str(k): dict(v) for k, v in methods.items()}
+
+    def write_manifest(self, methods: dict[str, dict[str, Any]]) -> None:
+        data = {
+            "version": MANIFEST_VERSION,
+            "about": (
+                "Per method label, the config (suite, model spec, method, options) of the "
+                "first run into this directory. Trials in trials.jsonl without a "
+                "fingerprint are reused only while the label's config still matches."
+            ),
+            "methods": methods,
+        }
+        self.root.mkdir(parents=True, exist_ok=True)
+        tmp = self.manifest_path.with_name(self.manifest_path.name + ".tmp")
+        tmp.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n", "utf-8")
+        os.replace(tmp, self.manifest_path)

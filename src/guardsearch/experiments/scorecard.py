@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from guardsearch.experiments.metrics import newcombe, pass_at_budget, rate, summarize
+from guardsearch.experiments.metrics import newcombe_paired, pass_at_budget, rate, summarize
 from guardsearch.experiments.trial import TrialResult
 
 
@@ -62,22 +62,28 @@ def build_scorecard(
 def paired_delta(
     first: Sequence[TrialResult], second: Sequence[TrialResult], a: str, b: str
 ) -> dict[str, Any]:
-    """a − b in pass rate on the problems (and trials) both ran, with tokens on that set."""
+    """a − b in pass rate on the problems (and trials) both ran, with tokens on that set.
+
+    The interval is for paired data (Newcombe's method 10): the two outcomes on one
+    problem are correlated, so agreement between the methods narrows it."""
     one = {(r.problem, r.trial): r for r in first}
     two = {(r.problem, r.trial): r for r in second}
     common = sorted(set(one) & set(two))
     s1 = sum(one[k].succeeded for k in common)
     s2 = sum(two[k].succeeded for k in common)
     n = len(common)
-    d, low, high = newcombe(s1, n, s2, n) if n else (0.0, -1.0, 1.0)
+    both = sum(one[k].succeeded and two[k].succeeded for k in common)
+    only_a = s1 - both
+    only_b = s2 - both
+    d, low, high = newcombe_paired(both, only_a, only_b, n - both - only_a - only_b)
     return {
         "method": a,
         "vs": b,
         "n": n,
         "successes": s1,
         "successes_vs": s2,
-        "only_method": sum(one[k].succeeded and not two[k].succeeded for k in common),
-        "only_vs": sum(two[k].succeeded and not one[k].succeeded for k in common),
+        "only_method": only_a,
+        "only_vs": only_b,
         "delta": d,
         "ci_low": low,
         "ci_high": high,
@@ -94,11 +100,20 @@ def _num(x: float) -> str:
     return f"{x:,.1f}" if abs(x) < 100 else f"{x:,.0f}"
 
 
-def markdown(card: Mapping[str, Any]) -> str:
-    """The scorecard as a Markdown report."""
+def markdown(card: Mapping[str, Any], *, notes: str | None = None) -> str:
+    """The scorecard as a Markdown report; `notes` names a hand-written notes file
+    beside it, linked at the top."""
     lines = [
         f"# Scorecard: {card.get('name', 'experiment')}",
         "",
+    ]
+    if notes:
+        lines += [
+            f"> What this run means, in words: [{notes}]({notes}) (hand-written; "
+            "this file is generated and rewritten on every run).",
+            "",
+        ]
+    lines += [
         f"- suite: `{card.get('suite')}`; model spec: `{card.get('model')}` "
         f"({', '.join(card.get('models') or []) or 'no trials yet'})",
         f"- problems: `{json.dumps(card.get('problems'))}` ({card['problems_planned']} planned); "
@@ -144,10 +159,11 @@ def markdown(card: Mapping[str, Any]) -> str:
             "",
             "## Difference in pass rate",
             "",
-            "On the problems both methods ran (paired); tokens are means per problem.",
+            "On the problems both methods ran (paired: the interval is Newcombe's method 10 "
+            "for paired proportions); tokens are means per problem.",
             "",
             "| method | vs | n | solved (method / vs) | only method / only vs | delta "
-            "| 95% CI (Newcombe) | tokens (method / vs) |",
+            "| 95% CI (Newcombe, paired) | tokens (method / vs) |",
             "|---|---|---|---|---|---|---|---|",
         ]
         for d in card["deltas"]:
@@ -187,9 +203,15 @@ def markdown(card: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def notes_path(out: Path, name: str) -> Path:
+    """Where hand-written notes on a scorecard live: `NAME_notes.md` beside it. The
+    generator never writes it; when it exists, the card links it at the top."""
+    return out / f"{name}_notes.md"
+
+
 def write_scorecard(card: Mapping[str, Any], out: Path, name: str) -> dict[str, Path]:
     """`NAME.json`, `NAME.md` and the plots `NAME_budget.png`, `NAME_calls.png`,
-    `NAME_prefix.png` in `out`."""
+    `NAME_prefix.png` in `out` (NAME.md links `NAME_notes.md` if that exists)."""
     from guardsearch.experiments.plots import plot_calls, plot_pass_rate, plot_prefix_reuse
 
     out.mkdir(parents=True, exist_ok=True)
@@ -201,7 +223,10 @@ def write_scorecard(card: Mapping[str, Any], out: Path, name: str) -> dict[str, 
         "prefix_plot": out / f"{name}_prefix.png",
     }
     paths["json"].write_text(json.dumps(card, indent=2, default=str) + "\n", encoding="utf-8")
-    paths["markdown"].write_text(markdown(card), encoding="utf-8")
+    notes = notes_path(out, name)
+    paths["markdown"].write_text(
+        markdown(card, notes=notes.name if notes.exists() else None), encoding="utf-8"
+    )
     plot_pass_rate(card, paths["budget_plot"])
     plot_calls(card, paths["calls_plot"])
     plot_prefix_reuse(card, paths["prefix_plot"])

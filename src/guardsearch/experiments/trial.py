@@ -7,6 +7,8 @@ takes and returns plain data, so a trial can travel anywhere and be stored as JS
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -37,6 +39,15 @@ class TrialSpec:
     def key(self) -> str:
         return trial_key(self.problem.id, self.method.label, self.trial, self.budget)
 
+    @property
+    def config(self) -> dict[str, Any]:
+        """What decides the outcome besides the problem, trial and budget."""
+        return trial_config(self.suite, self.model, self.method)
+
+    @property
+    def fingerprint(self) -> str:
+        return fingerprint(self.config)
+
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
@@ -54,6 +65,39 @@ class TrialSpec:
 
 def trial_key(problem: str, method: str, trial: int, budget: int | None) -> str:
     return f"{problem}|{method}|t{trial}|b{budget if budget is not None else 'inf'}"
+
+
+def trial_config(suite: str, model: str, method: MethodSpec) -> dict[str, Any]:
+    """The configuration a stored trial must share to be reused: suite, model spec,
+    the suite's method and its options (the label, problem, trial and budget are in
+    the key)."""
+    return {"suite": suite, "model": model, "method": method.method, "options": method.options}
+
+
+def fingerprint(config: dict[str, Any]) -> str:
+    """A short stable hash of a trial config (key order does not matter)."""
+    text = json.dumps(config, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def describe_change(old: dict[str, Any] | None, new: dict[str, Any]) -> str:
+    """What differs between two trial configs, for people: `model 'a' -> 'b'`."""
+    if old is None:
+        return "the configuration is unknown"
+    changes: list[str] = []
+    for field_name in ("suite", "model", "method"):
+        if old.get(field_name) != new.get(field_name):
+            changes.append(f"{field_name} {old.get(field_name)!r} -> {new.get(field_name)!r}")
+    before, after = old.get("options") or {}, new.get("options") or {}
+    for name in sorted(set(before) | set(after), key=str):
+        if before.get(name, _UNSET) != after.get(name, _UNSET):
+            was = repr(before[name]) if name in before else "unset"
+            now = repr(after[name]) if name in after else "unset"
+            changes.append(f"options.{name} {was} -> {now}")
+    return ", ".join(changes) or "the configuration changed"
+
+
+_UNSET = object()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -76,6 +120,10 @@ class TrialResult:
     answer: Any = None
     backtracks: list[int] = field(default_factory=list)
     detail: dict[str, Any] = field(default_factory=dict)
+    # The trial's config (`trial_config`) and its hash; None in trials stored before
+    # fingerprints existed (the out directory's manifest then says what they ran with).
+    fingerprint: str | None = None
+    config: dict[str, Any] | None = None
 
     @property
     def tokens(self) -> int:
@@ -131,6 +179,8 @@ async def run_trial(spec: TrialSpec) -> tuple[TrialResult, list[dict[str, Any]]]
         answer=out.get("answer"),
         backtracks=[int(d) for d in out.get("backtracks", [])],
         detail=extra,
+        fingerprint=spec.fingerprint,
+        config=spec.config,
     )
     return result, [e.as_dict() for e in metered.trace.events]
 

@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 from helpers import result
 
-from guardsearch.experiments.metrics import newcombe, pass_at_budget, summarize, wilson
+from guardsearch.experiments.metrics import (
+    newcombe,
+    newcombe_paired,
+    pass_at_budget,
+    summarize,
+    wilson,
+)
 
 
 def test_wilson_matches_published_values() -> None:
@@ -37,6 +43,48 @@ def test_newcombe_matches_the_published_example() -> None:
     assert d == pytest.approx(0.2)
     assert low == pytest.approx(0.0524, abs=1e-4)
     assert high == pytest.approx(0.3339, abs=1e-4)
+
+
+def test_newcombe_paired_matches_a_published_example() -> None:
+    # Fagerland, Lydersen & Laake (2014/2017), the paired 2x2 table of Cavo et al. (2012):
+    # both 59, first only 6, second only 16, neither 80 -> -0.0621 (-0.1186 to -0.0046)
+    # by Newcombe's square-and-add (method 10 of Newcombe 1998, paired data).
+    d, low, high = newcombe_paired(59, 6, 16, 80)
+    assert d == pytest.approx(-10 / 161)
+    assert low == pytest.approx(-0.1186, abs=1e-4)
+    assert high == pytest.approx(-0.0046, abs=1e-4)
+
+
+def test_newcombe_paired_without_discordant_pairs_is_narrow_and_contains_zero() -> None:
+    # 10 problems, both methods solved the same 3: the unpaired interval is ±36 points,
+    # the paired one ±20.
+    d, low, high = newcombe_paired(3, 0, 0, 7)
+    assert d == 0.0
+    assert (low, high) == pytest.approx((-0.2002, 0.2002), abs=1e-4)
+    _, ulow, uhigh = newcombe(3, 10, 3, 10)
+    assert uhigh - ulow > 0.7
+    assert high - low < 0.6 * (uhigh - ulow)
+    # More agreeing pairs: narrower still.
+    _, low2, high2 = newcombe_paired(30, 0, 0, 70)
+    assert low2 < 0 < high2
+    assert high2 - low2 < high - low
+
+
+def test_newcombe_paired_is_antisymmetric_and_bounded() -> None:
+    for a in range(0, 5):
+        for b in range(0, 5):
+            for c in range(0, 5):
+                for dd in range(0, 4):
+                    if a + b + c + dd == 0:
+                        continue
+                    d, low, high = newcombe_paired(a, b, c, dd)
+                    assert -1.0 <= low <= d <= high <= 1.0
+                    # Swapping the methods mirrors the interval.
+                    d2, low2, high2 = newcombe_paired(a, c, b, dd)
+                    assert (d2, low2, high2) == pytest.approx((-d, -high, -low))
+    assert newcombe_paired(0, 0, 0, 0) == (0.0, -1.0, 1.0)
+    with pytest.raises(ValueError):
+        newcombe_paired(-1, 0, 0, 1)
 
 
 def test_summarize_counts_calls_tokens_time_backtracks_and_terminations() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from helpers import result
 
-from guardsearch.experiments.metrics import wilson
+from guardsearch.experiments.metrics import newcombe, newcombe_paired, wilson
 from guardsearch.experiments.scorecard import build_scorecard, markdown, write_scorecard
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -50,6 +50,27 @@ def test_the_delta_is_paired_on_the_common_problems() -> None:
     assert (delta["only_method"], delta["only_vs"]) == (1, 0)
     assert delta["delta"] == pytest.approx(0.5)
     assert delta["mean_tokens"] == pytest.approx((12 + 40) * 12 / 2)
+
+
+def test_the_delta_interval_is_for_paired_outcomes() -> None:
+    # Ten problems; both methods solved the same three (no discordant pair).
+    results = [
+        result(problem=f"p{i}", method=m, succeeded=i < 3, budget=60)
+        for m in ("tuned", "plain")
+        for i in range(10)
+    ]
+    (delta,) = build_scorecard(
+        results,
+        methods=["plain", "tuned"],
+        problems=[f"p{i}" for i in range(10)],
+        budgets=[60],
+        derived={},
+        meta={"reference": "plain"},
+    )["deltas"]
+    assert (delta["delta"], delta["only_method"], delta["only_vs"]) == (0.0, 0, 0)
+    assert (delta["ci_low"], delta["ci_high"]) == pytest.approx(newcombe_paired(3, 0, 0, 7)[1:])
+    _, low, high = newcombe(3, 10, 3, 10)  # the unpaired interval: about ±36 points
+    assert delta["ci_high"] - delta["ci_low"] < 0.6 * (high - low)
 
 
 def test_the_markdown_states_model_budgets_rates_and_prefix_reuse() -> None:
