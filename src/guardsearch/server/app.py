@@ -5,7 +5,7 @@
     app = create_app(model_spec="openai:URL#name", provider_specs=["searxng:URL", "corpus"])
 
 Endpoints: POST /run (AgentResponse; `stream` -> server-sent events per phase,
-`async` -> 202 + job id), POST /run-simple, POST /search, GET /runs/{id},
+`async` -> 202 + job id), POST /run-simple, POST /search, POST /solve, GET /runs/{id},
 GET /metrics (Prometheus), GET /healthz, and the OpenAPI docs at /docs.
 """
 
@@ -40,6 +40,8 @@ from guardsearch.server.schemas import (
     SearchHitOut,
     SearchRequest,
     SearchResponse,
+    SolveRequest,
+    SolveResponse,
 )
 from guardsearch.server.security import API_KEY_ENV, ApiKeyGuard, BodyLimit
 from guardsearch.tools.base import SearchError, SearchProvider
@@ -91,15 +93,23 @@ class _Service:
         self.metrics = ServiceMetrics()
         self._lock = asyncio.Lock()
 
-    async def loop(self) -> ResearchLoop:
-        """The research loop, building the model and providers on first use (off the event
-        loop: loading weights or indexing the corpus takes seconds)."""
-        if self.model is None or self.providers is None:
+    async def get_model(self) -> Model:
+        """The model, loaded on first use (off the event loop: loading weights takes
+        seconds)."""
+        if self.model is None:
             async with self._lock:
                 if self.model is None:
                     from guardsearch.models.spec import model_from_spec
 
                     self.model = await asyncio.to_thread(model_from_spec, self.model_spec)
+        return self.model
+
+    async def loop(self) -> ResearchLoop:
+        """The research loop, building the model and providers on first use (off the event
+        loop: indexing the corpus takes seconds)."""
+        model = await self.get_model()
+        if self.providers is None:
+            async with self._lock:
                 if self.providers is None:
                     from guardsearch.tools.spec import providers_from_specs
 
@@ -107,7 +117,7 @@ class _Service:
                         providers_from_specs, self.provider_specs
                     )
         return ResearchLoop(
-            model=self.model,
+            model=model,
             providers=self.providers,
             config=self.config,
             resilience=self.resilience,
@@ -154,6 +164,7 @@ def create_app(
     max_body_bytes: int = MAX_BODY_BYTES,
     max_concurrent_runs: int = 64,
     max_jobs: int = 1000,
+    max_solve_calls: int = 200,
 ) -> FastAPI:
     """Build the research service. Nothing heavy happens until the first request."""
     service = _Service(
@@ -277,6 +288,23 @@ def create_app(
             ],
         )
         return JSONResponse(result.model_dump(), status_code=200 if not outcome.failed else 503)
+
+    @app.post(
+        "/solve",
+        response_model=SolveResponse,
+        summary="Solve a problem with a guarded search",
+        responses={400: {"model": ErrorResponse}},
+    )
+    async def solve(body: SolveRequest) -> Response:
+        """Search a built-in app's problem (e.g. Game of 24) with the named strategy."""
+        from guardsearch.server.solve import solve as run_solve
+
+        model = await service.get_model()
+        async with service.runs:
+            result = await run_solve(model, body, max_solve_calls)
+        if isinstance(result, ErrorResponse):
+            return _respond(result)
+        return JSONResponse(result.model_dump(mode="json"))
 
     @app.get(
         "/runs/{run_id}",

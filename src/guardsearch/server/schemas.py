@@ -104,3 +104,44 @@ class Health(BaseModel):
     model: str
     providers: list[str]
     version: str
+
+
+class SolveBudget(BaseModel):
+    """Limits for one `POST /solve`; the server caps them (`max_solve_calls`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    calls: int = Field(default=40, ge=1, description="Model calls at most.")
+    tokens: int | None = Field(default=None, ge=1, description="Prompt + completion tokens.")
+    seconds: float | None = Field(default=None, gt=0, le=900, description="Wall-clock limit.")
+
+
+class SolveRequest(BaseModel):
+    """`POST /solve`: run a guarded search of a built-in app on one problem."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    app: str = Field(default="game24", max_length=64, description="A built-in search app.")
+    problem: dict[str, Any] = Field(description='The app\'s problem, e.g. {"numbers": "4 5 6 10"}.')
+    strategy: str = Field(default="astar", max_length=32, description="dfs, beam, astar, ...")
+    options: dict[str, Any] = Field(
+        default_factory=dict, description='Strategy options, e.g. {"width": 5}.'
+    )
+    budget: SolveBudget = Field(default_factory=SolveBudget)
+
+
+class SolveResponse(BaseModel):
+    """The result of a search: the winning path, or the best failed one."""
+
+    app: str
+    strategy: str
+    model: str
+    succeeded: bool
+    termination: str
+    answer: Any = None
+    path: list[str]
+    calls: int
+    tokens: int
+    expansions: int
+    nodes: int
+    seconds: float

@@ -1,0 +1,84 @@
+"""`POST /solve`: one guarded search of a built-in app (game24, ...) behind HTTP.
+
+Only apps registered by name are served: an import path (`package.module:build`)
+would let a request load arbitrary code. The budget is capped by the server so one
+request cannot hold the model for long.
+"""
+
+from __future__ import annotations
+
+import time
+
+from guardsearch.core.errors import ConfigError, ModelError
+from guardsearch.loops.research.schemas import ErrorResponse
+from guardsearch.models.base import Model
+from guardsearch.runs.apps import app_names, build_app
+from guardsearch.runs.runner import summarize
+from guardsearch.runs.spec import RunSpec
+from guardsearch.search import search
+from guardsearch.search.strategies.base import strategy_names
+from guardsearch.server.schemas import SolveRequest, SolveResponse
+
+MAX_SOLVE_CALLS = 200
+# Options that take code (callables, objects) cannot come from a request.
+CODE_OPTIONS = frozenset({"should_stop", "summarizer", "heuristic", "cost", "budgets"})
+
+
+def check_request(body: SolveRequest, max_calls: int = MAX_SOLVE_CALLS) -> RunSpec:
+    """The request as a RunSpec, or a ConfigError saying what is wrong with it."""
+    if body.app not in app_names():
+        raise ConfigError(f"unknown app {body.app!r}; choose one of {', '.join(app_names())}")
+    if body.strategy not in strategy_names():
+        raise ConfigError(
+            f"unknown strategy {body.strategy!r}; choose one of {', '.join(strategy_names())}"
+        )
+    for key, value in body.options.items():
+        if key in CODE_OPTIONS or not isinstance(value, str | int | float | bool):
+            raise ConfigError(
+                f"option {key!r} cannot be set over HTTP (only plain numbers, strings, booleans)"
+            )
+    if body.budget.calls > max_calls:
+        raise ConfigError(f"budget.calls is capped at {max_calls} on this server")
+    return RunSpec(
+        app=body.app,
+        problem=body.problem,
+        strategy=body.strategy,
+        options=body.options,
+        budget=body.budget.model_dump(exclude_none=True),
+        model="served",
+    )
+
+
+async def solve(
+    model: Model, body: SolveRequest, max_calls: int = MAX_SOLVE_CALLS
+) -> SolveResponse | ErrorResponse:
+    """Run the search; a bad request or a failing model becomes an ErrorResponse."""
+    started = time.monotonic()
+    try:
+        spec = check_request(body, max_calls)
+        setup = build_app(spec.app, spec.problem, spec.strategy)
+        options = {**setup.options, **spec.options}
+        result = await search(
+            setup.space, spec.strategy, model=model, budget=spec.make_budget(), **options
+        )
+    except ConfigError as exc:
+        return ErrorResponse.of("invalid_request", str(exc), retryable=False)
+    except (TypeError, ValueError) as exc:  # an option of the wrong type or range
+        return ErrorResponse.of("invalid_request", f"bad options: {exc}", retryable=False)
+    except ModelError as exc:
+        return ErrorResponse.of("model_error", str(exc), retryable=True)
+    summary = summarize(result.state, setup.space)
+    return SolveResponse(
+        app=spec.app,
+        strategy=result.strategy,
+        model=model.name,
+        succeeded=summary["succeeded"],
+        termination=str(summary["termination"]),
+        answer=summary["answer"],
+        path=summary["path"],
+        calls=summary["calls"],
+        tokens=summary["tokens"],
+        expansions=summary["expansions"],
+        nodes=summary["nodes"],
+        seconds=round(time.monotonic() - started, 3),
+    )
