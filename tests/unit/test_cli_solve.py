@@ -5,10 +5,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
-from guardsearch.apps.game24 import check_answer, parse_numbers
+from guardsearch import ScriptedModel
+from guardsearch.apps.game24 import check_answer, default_options, parse_numbers
+from guardsearch.apps.game24 import solve as solve_module
+from guardsearch.apps.game24.solve import CONSENSUS_TEMPERATURE
 from guardsearch.cli import app
+from guardsearch.runs import build_app
+from guardsearch.search import ConsensusOptions
 
 runner = CliRunner()
 
@@ -89,3 +95,53 @@ def test_every_strategy_runs_from_the_cli(tmp_path: Path) -> None:
             "all_pruned",
             "backtrack_ceiling",
         }, payload
+
+
+def _recording_model(monkeypatch: pytest.MonkeyPatch) -> ScriptedModel:
+    """A scripted proposer the CLI will use whatever `--model` says; it keeps every request."""
+    model = ScriptedModel([json.dumps({"steps": ["5 * 6"]})], repeat_last=True)
+    monkeypatch.setattr(solve_module, "model_from_spec", lambda spec: model)
+    return model
+
+
+def test_consensus_samples_with_distinct_seeds_by_default(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    model = _recording_model(monkeypatch)
+    result = runner.invoke(
+        app, ["solve", "game24", "4 5 6 10", "--strategy", "consensus", "--json", "--quiet"]
+    )
+    assert result.exit_code in (0, 1), result.output
+    roots = [r for r in model.requests if "Input: 4 5 6 10\n" in r.messages[-1].content]
+    assert len(roots) == ConsensusOptions().n  # one greedy rollout per candidate
+    assert all(r.temperature > 0 for r in model.requests)
+    assert all(r.temperature == CONSENSUS_TEMPERATURE for r in model.requests)
+    seeds = [r.seed for r in roots]
+    assert None not in seeds and len(set(seeds)) == len(seeds)
+
+
+def test_temperature_and_samples_options_reach_every_request(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    model = _recording_model(monkeypatch)
+    result = runner.invoke(
+        app,
+        ["solve", "game24", "4 5 6 10", "--strategy", "consensus", "--temperature", "0",
+         "--samples", "2", "--budget-calls", "4", "--json", "--quiet"],
+    )  # fmt: skip
+    assert result.exit_code in (0, 1), result.output
+    assert model.requests and all(r.temperature == 0.0 for r in model.requests)  # asked for 0
+    first_round = [r.seed for r in model.requests[:2]]
+    assert first_round == [0, 1]  # two samples per expansion, each its own seed
+    bad = runner.invoke(app, ["solve", "game24", "4 5 6 10", "--temperature", "-1"])
+    assert bad.exit_code == 2
+
+
+def test_other_strategies_stay_greedy_unless_told(monkeypatch: pytest.MonkeyPatch) -> None:
+    model = _recording_model(monkeypatch)
+    runner.invoke(app, ["solve", "game24", "4 5 6 10", "--strategy", "astar", "--json"])
+    assert model.requests and all(r.temperature == 0.0 for r in model.requests)
+    assert default_options("consensus") == {"temperature": CONSENSUS_TEMPERATURE}
+    assert build_app("game24", {"numbers": "4 5 6 10"}, "consensus").options == {
+        "temperature": CONSENSUS_TEMPERATURE
+    }

@@ -33,6 +33,18 @@ def game24(
         bool, typer.Option(help="Add the LLM value evaluator (sure/likely/impossible) to h.")
     ] = False,
     width: Annotated[int | None, typer.Option(min=1, help="Beam width (beam/bfs/astar).")] = None,
+    temperature: Annotated[
+        float | None,
+        typer.Option(
+            min=0.0,
+            help="Sampling temperature of the proposer (default 0; consensus: 0.7, so its "
+            "candidates differ).",
+        ),
+    ] = None,
+    samples: Annotated[
+        int | None,
+        typer.Option(min=1, help="Proposer calls per expansion, each with its own seed."),
+    ] = None,
     trace: Annotated[Path | None, typer.Option(help="Append the event trace (JSONL).")] = None,
     quiet: Annotated[bool, typer.Option(help="No progress on stderr.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
@@ -55,6 +67,8 @@ def game24(
             f"unknown strategy {strategy!r}; choose one of {', '.join(strategy_names())}",
             as_json=as_json,
         )
+    given = {"width": width, "temperature": temperature, "samples": samples}
+    options: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
     if durable or locked:
         from guardsearch.cli.durable_solve import solve_durably
 
@@ -64,7 +78,7 @@ def game24(
             strategy=strategy,
             model=model,
             budget={"calls": budget_calls, "tokens": budget_tokens, "seconds": seconds},
-            options={"width": width} if width is not None else {},
+            options=options,
             store=store,
             name=name,
             locked=locked,
@@ -76,9 +90,6 @@ def game24(
     sink = JsonlSink(trace) if trace else None
     if sink:
         events.subscribe(sink)
-    options: dict[str, Any] = {}
-    if width is not None:
-        options["width"] = width
     try:
         result = asyncio.run(
             solve_game24(

@@ -4,6 +4,7 @@ from guardsearch.models.base import (
     Model,
     TokenCounter,
     allow_real_models,
+    bound_prompt_tokens,
     estimate_prompt_tokens,
 )
 from guardsearch.models.metered import Metered
@@ -21,6 +22,7 @@ __all__ = [
     "ScriptedModel",
     "TokenCounter",
     "allow_real_models",
+    "bound_prompt_tokens",
     "default_spec",
     "estimate_prompt_tokens",
     "model_from_spec",

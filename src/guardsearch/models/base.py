@@ -28,19 +28,37 @@ class TokenCounter(Protocol):
     def count_tokens(self, request: ModelRequest) -> int: ...
 
 
+# What a chat template may add around each message (role header, start/end markers,
+# separators: ChatML, Llama 3 and Gemma add about 5 tokens; llama-2 style fewer than 8
+# on average once the reply primer is counted) ...
 _PER_MESSAGE_OVERHEAD = 8
+# ... and once per request: BOS, the assistant reply primer, and the short default
+# system preamble some templates insert (Qwen2.5's identity line, Llama 3.1's dates).
+_PER_REQUEST_OVERHEAD = 32
+
+
+def bound_prompt_tokens(request: ModelRequest) -> int:
+    """An upper bound of the prompt tokens of `request` under any BPE tokenizer.
+
+    Every token of a byte-level (or byte-fallback) BPE covers at least one byte of
+    text, so a message has at most as many content tokens as UTF-8 bytes; the chat
+    template's own tokens are bounded by a per-message and a per-request overhead.
+    Deliberately pessimistic (English text is ~4 bytes per token): a reservation that
+    is too high is refunded at reconcile, one that is too low overruns the limit.
+    """
+    content = sum(len(m.content.encode("utf-8", "surrogatepass")) for m in request.messages)
+    return content + _PER_MESSAGE_OVERHEAD * len(request.messages) + _PER_REQUEST_OVERHEAD
 
 
 def estimate_prompt_tokens(model: Model, request: ModelRequest) -> int:
-    """An upper-bound-ish estimate of the prompt tokens of `request` for reservations.
+    """An upper bound of the prompt tokens of `request`, for budget reservations.
 
-    Exact when the backend counts tokens; otherwise chars/3 (real tokenizers average
-    about 4 chars per token on English text) plus per-message overhead.
+    Exact when the backend counts tokens (`TokenCounter`); otherwise
+    `bound_prompt_tokens`: UTF-8 bytes plus template overhead.
     """
     if isinstance(model, TokenCounter):
         return model.count_tokens(request)
-    chars = sum(len(m.content) for m in request.messages)
-    return chars // 3 + 1 + _PER_MESSAGE_OVERHEAD * len(request.messages)
+    return bound_prompt_tokens(request)
 
 
 # Tests flip this off so that no unit test can reach a real model by accident

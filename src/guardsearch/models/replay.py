@@ -16,7 +16,7 @@ from typing import Any
 from guardsearch.core.errors import ConfigError, ReplayMiss
 from guardsearch.core.messages import Completion, ModelRequest
 from guardsearch.core.usage import Usage
-from guardsearch.models.base import Model
+from guardsearch.models.base import Model, bound_prompt_tokens, estimate_prompt_tokens
 from guardsearch.store.jsonl import cut_torn_tail, json_line, jsonl_lines
 
 
@@ -88,6 +88,16 @@ class ReplayModel:
 
     def __len__(self) -> int:
         return len(self._answers)
+
+    def count_tokens(self, request: ModelRequest) -> int:
+        """The inner model's count when it has one, else the byte bound.
+
+        A recorded answer carries the usage the recording model reported, so the inner
+        model (the one that would be asked on a miss) is the right one to count with.
+        """
+        if self.inner is None:
+            return bound_prompt_tokens(request)
+        return estimate_prompt_tokens(self.inner, request)
 
     async def complete(self, request: ModelRequest) -> Completion:
         digest = request.digest()

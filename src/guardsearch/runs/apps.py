@@ -61,7 +61,7 @@ def build_app(name: str, problem: dict[str, Any], strategy: str) -> AppSetup:
 
 
 def _game24(problem: dict[str, Any], strategy: str) -> AppSetup:
-    from guardsearch.apps.game24 import Game24Space, parse_numbers
+    from guardsearch.apps.game24 import Game24Space, default_options, parse_numbers
     from guardsearch.apps.game24.arith import StepError
 
     numbers = problem.get("numbers")
@@ -76,9 +76,8 @@ def _game24(problem: dict[str, Any], strategy: str) -> AppSetup:
         value=bool(problem.get("value", False)),
         constrained=bool(problem.get("constrained", True)),
     )
-    # As in solve_game24: one proposer call lists many children, so try siblings first.
-    options = {"prefer_siblings": True} if strategy == "dfs" else {}
-    return AppSetup(space=space, options=options)
+    # As in solve_game24: dfs tries siblings first, consensus samples (temperature > 0).
+    return AppSetup(space=space, options=default_options(strategy))
 
 
 register_app("game24", _game24)

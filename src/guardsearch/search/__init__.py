@@ -32,7 +32,7 @@ from guardsearch.search.reducers import (
 )
 from guardsearch.search.result import SearchResult
 from guardsearch.search.run import search, search_sync
-from guardsearch.search.space import BaseSpace, Proposal, Root, SearchSpace
+from guardsearch.search.space import BacktrackAdvisor, BaseSpace, Proposal, Root, SearchSpace
 from guardsearch.search.state import TERMINATIONS, SearchState, Termination
 from guardsearch.search.strategies import (
     AStarOptions,
@@ -59,6 +59,7 @@ __all__ = [
     "TERMINATIONS",
     "AStarOptions",
     "BFSOptions",
+    "BacktrackAdvisor",
     "BaseSpace",
     "BeamOptions",
     "BestFirstOptions",

@@ -4,8 +4,10 @@ A space says how to ask the model for the children of a node (`request`), how to
 read candidates out of one answer (`parse`; one call may yield several children),
 a cheap objective check to run before any model-backed evaluation (`prefilter`),
 how to judge a candidate (`evaluate`), a stable key for dedup (`key`), what a goal
-is, and the per-level budgets the DFS uses. `BaseSpace` gives sensible defaults;
-`StepSpace` (search/pipeline.py) builds a space from guarded `Step`s.
+is, and the per-level budgets the DFS uses. Optionally (`BacktrackAdvisor`) it says
+which ancestor a failure points to (`backtrack_depth`), which the dfs strategy asks
+before its heuristic. `BaseSpace` gives sensible defaults; `StepSpace`
+(search/pipeline.py) builds a space from guarded `Step`s.
 """
 
 from __future__ import annotations
@@ -13,15 +15,19 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from guardsearch.core.budget import StepBudget
 from guardsearch.core.context import Context
 from guardsearch.core.digest import stable_digest
+from guardsearch.core.errors import ConfigError
 from guardsearch.core.guard_result import GuardResult
 from guardsearch.core.messages import ModelRequest
 from guardsearch.search.node import Node
 from guardsearch.search.summary import failure_summary
+
+if TYPE_CHECKING:
+    from guardsearch.search.heuristic import Failure
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -107,6 +113,41 @@ class SearchSpace(Protocol):
         ...
 
 
+@runtime_checkable
+class BacktrackAdvisor(Protocol):
+    """An optional space hook: which ancestor a failure points to.
+
+    The space often knows better than a feedback heuristic where a failure was caused
+    (a check that names the step whose output broke it). `BaseSpace` implements it as
+    "no opinion"; a space without the method is treated the same way.
+    """
+
+    def backtrack_depth(self, node: Node, failure: Failure) -> int | None:
+        """How many levels above `node` the cause of `failure` lies.
+
+        `node` is the node whose expansion failed (its level is `failure.level`).
+        0 = retry that expansion with the feedback, d > 0 = backtrack d levels,
+        -1 (`GIVE_UP`) = end the search; None = no opinion: the strategy's heuristic
+        decides.
+        """
+        ...
+
+
+def advised_backtrack_depth(space: object, node: Node, failure: Failure) -> int | None:
+    """The space's `backtrack_depth` for `failure`, or None when it has no opinion."""
+    if not isinstance(space, BacktrackAdvisor):
+        return None
+    depth = space.backtrack_depth(node, failure)
+    if depth is None:
+        return None
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth < -1:
+        raise ConfigError(
+            f"{type(space).__name__}.backtrack_depth returned {depth!r}; "
+            "expected None, -1 (give up), 0 (retry) or a number of levels up"
+        )
+    return depth
+
+
 class BaseSpace:
     """Defaults for a space; override `root`, `request`, `parse`, `evaluate`, `is_goal`."""
 
@@ -149,6 +190,9 @@ class BaseSpace:
 
     def child_context(self, node: Node, context: Context, proposal: Proposal) -> Context:
         return context.for_next_step().amend(artifact=(self.level(node.depth), proposal.text))
+
+    def backtrack_depth(self, node: Node, failure: Failure) -> int | None:
+        return None  # no opinion: the strategy's heuristic decides
 
     def failure_summary(self, failed_step: str, verdict: GuardResult, path: Sequence[Node]) -> str:
         return failure_summary(

@@ -2,17 +2,38 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from search_helpers import PIPELINE, ByStep, CountingSpace, path_of, pipeline, step_of
+from search_helpers import (
+    OBJECTIVE,
+    PIPELINE,
+    ByStep,
+    CountingSpace,
+    path_of,
+    pipeline,
+    step_of,
+)
 
-from guardsearch import Budget, GuardResult, ModelRequest, ScriptedModel, StepBudget, max_calls
+from guardsearch import (
+    Budget,
+    ConfigError,
+    GuardResult,
+    ModelRequest,
+    ScriptedModel,
+    StepBudget,
+    max_calls,
+)
 from guardsearch.search import (
     GIVE_UP,
+    BacktrackAdvisor,
     Failure,
     ModelHeuristic,
+    Node,
     RuleHeuristic,
+    StepSpace,
     b_max,
     search,
     search_sync,
@@ -153,6 +174,102 @@ async def test_giving_up_ends_the_search_as_all_pruned() -> None:
     result = await search(pipeline(), "dfs", model=script.model(), heuristic=lambda f: GIVE_UP)
     assert result.termination == "all_pruned"
     assert not result.succeeded
+
+
+# -- the space's own backtrack advice ------------------------------------------------------
+
+
+@dataclass(kw_only=True)
+class AdvisedPipeline(StepSpace):
+    """The pipeline, whose space knows where a failure points: "root cause: <step>"."""
+
+    asked: list[tuple[str, Failure]] = field(default_factory=list)
+
+    def backtrack_depth(self, node: Node, failure: Failure) -> int | None:
+        self.asked.append((node.id, failure))
+        names = [s.name for s in self.steps]
+        for name in names:
+            if f"root cause: {name}" in failure.feedback:
+                return failure.level - names.index(name)
+        if "hopeless" in failure.feedback:
+            return GIVE_UP
+        return None
+
+
+def advised() -> AdvisedPipeline:
+    return AdvisedPipeline(objective=OBJECTIVE, steps=pipeline().steps)
+
+
+async def test_the_spaces_backtrack_depth_is_asked_before_the_heuristic() -> None:
+    heuristic_saw: list[Failure] = []
+
+    def retry_in_place(failure: Failure) -> int:
+        heuristic_saw.append(failure)
+        return 0
+
+    space = advised()
+    script = ByStep({"plan": ["BAD the plan broke; root cause: recon"]})
+    result = await search(space, "dfs", model=script.model(), heuristic=retry_in_place)
+    assert result.succeeded
+    assert script.calls == [*START, "recon", "strategy", "plan"]  # went up 2, not 0
+    assert heuristic_saw == []
+    (node_id, failure), *_ = space.asked
+    assert failure.step == "plan" and failure.level == 3
+    assert result.tree[node_id].step == "strategy"  # the node whose expansion failed
+    back = result.trace.of_kind("backtrack")[0].data
+    assert (back["depth"], back["reason"]) == (2, "space")
+    note = next(e for e in result.trace.of_kind("note") if e.data.get("message") == "heuristic")
+    assert (note.data["depth"], note.data["by"]) == (2, "space")
+
+
+async def test_a_space_without_an_opinion_leaves_the_decision_to_the_heuristic() -> None:
+    space = advised()
+    script = ByStep({"plan": ["BAD preconditions {db_ready} not satisfiable"]})
+    result = await search(space, "dfs", model=script.model())
+    assert result.succeeded
+    assert len(space.asked) == 1  # asked, said None
+    assert script.calls == [*START, "strategy", "plan"]  # the rule table's depth 1
+    assert result.trace.of_kind("backtrack")[0].data["reason"] == "heuristic"
+
+
+async def test_a_space_can_give_up_the_search() -> None:
+    script = ByStep({"plan": ["BAD hopeless"]})
+    result = await search(advised(), "dfs", model=script.model())
+    assert result.termination == "all_pruned"
+
+
+async def test_a_space_without_the_hook_is_searched_with_the_heuristic() -> None:
+    class WithoutHook:
+        """A space that implements the protocol but not the optional hook."""
+
+        def __init__(self, inner: StepSpace) -> None:
+            self.inner = inner
+
+        def __getattr__(self, name: str) -> object:
+            if name == "backtrack_depth":
+                raise AttributeError(name)
+            return getattr(self.inner, name)
+
+    space = WithoutHook(advised())
+    assert not isinstance(space, BacktrackAdvisor) and isinstance(pipeline(), BacktrackAdvisor)
+    script = ByStep({"plan": ["BAD preconditions not satisfiable; root cause: analysis"]})
+    result = await search(space, "dfs", model=script.model())  # type: ignore[arg-type]
+    assert result.succeeded
+    assert script.calls == [*START, "strategy", "plan"]  # the rule table's depth 1
+
+
+async def test_a_bad_backtrack_depth_is_a_config_error() -> None:
+    @dataclass(kw_only=True)
+    class Broken(AdvisedPipeline):
+        def backtrack_depth(self, node: Node, failure: Failure) -> int | None:
+            return -5
+
+    base = pipeline()
+    script = ByStep({"plan": ["BAD anything"]})
+    with pytest.raises(ConfigError, match="backtrack_depth returned -5"):
+        await search(
+            Broken(objective=base.objective, steps=base.steps), "dfs", model=script.model()
+        )
 
 
 # -- context amendment on backtrack (seed 000 §6) -----------------------------------------

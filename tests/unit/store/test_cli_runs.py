@@ -128,3 +128,17 @@ def test_lock_then_locked_solve_refuses_a_changed_solver(db: Path, tmp_path: Pat
     )
     assert changed.exit_code == 2
     assert 'strategy "bfs" -> "beam"' in changed.output
+
+
+def test_a_durable_consensus_run_samples_with_distinct_seeds(db: Path, tmp_path: Path) -> None:
+    made = solve(tmp_path, "--strategy", "consensus", "--samples", "2")
+    shown = json.loads(runner.invoke(app, ["runs", "show", str(made["id"]), "--json"]).stdout)
+    assert shown["spec"]["options"] == {"samples": 2}  # the temperature is the app's default
+    exported = runner.invoke(app, ["runs", "export", str(made["id"]), "--json"])
+    requests = [c["request"] for c in json.loads(exported.stdout)["calls"]]
+    assert requests and all(r["temperature"] > 0 for r in requests)
+    roots = [r for r in requests if r["messages"][-1][1].startswith("Input: 4 5 6 10\n")]
+    assert [r["seed"] for r in roots] == [0, 1]  # one seed per sample
+    told = solve(tmp_path, "--strategy", "consensus", "--temperature", "0")
+    shown = json.loads(runner.invoke(app, ["runs", "show", str(told["id"]), "--json"]).stdout)
+    assert shown["spec"]["options"] == {"temperature": 0.0}

@@ -23,6 +23,9 @@ from guardsearch.sync import run_sync
 
 DEFAULT_STRATEGY = "astar"
 DEFAULT_BUDGET_CALLS = 40
+# consensus at temperature 0 would make its N candidates N copies of one greedy
+# rollout; sampled, each candidate differs through its own explicit seed.
+CONSENSUS_TEMPERATURE = 0.7
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,20 @@ def _budget(calls: int | None, tokens: int | None, seconds: float | None) -> Bud
     return Budget(combined)
 
 
+def default_options(strategy: str) -> dict[str, Any]:
+    """The search options the Game of 24 recommends for `strategy` (the caller's win).
+
+    dfs: `prefer_siblings` (one proposer call lists many children). consensus:
+    `temperature` `CONSENSUS_TEMPERATURE`, so that the candidates (seeds `seed + i x
+    samples`, distinct per candidate) are different samples, not one greedy answer.
+    """
+    if strategy == "dfs":
+        return {"prefer_siblings": True}
+    if strategy == "consensus":
+        return {"temperature": CONSENSUS_TEMPERATURE}
+    return {}
+
+
 async def solve_game24(
     numbers: str,
     *,
@@ -84,7 +101,8 @@ async def solve_game24(
     equals 24, or None), `numbers`, `strategy`, `termination`, `calls`, `tokens`,
     `expansions`, `nodes`, `seconds`, `model`, `path` (the steps, `a op b = c (left: ...)`).
     `model` is a Model, a Metered, a spec string, or None for the default spec.
-    `options` go to `search` (e.g. `width=5`, `samples=2`, `temperature=0.7`).
+    `options` go to `search` (e.g. `width=5`, `samples=2`, `temperature=0.7`), over
+    `default_options(strategy)` (consensus samples at temperature 0.7 unless told).
     """
     try:
         values = parse_numbers(numbers)
@@ -97,8 +115,7 @@ async def solve_game24(
     budget = (
         None if isinstance(the_model, Metered) else _budget(budget_calls, budget_tokens, seconds)
     )
-    if strategy == "dfs":
-        options.setdefault("prefer_siblings", True)
+    options = {**default_options(strategy), **options}
     started = time.perf_counter()
     result = await search(
         space,

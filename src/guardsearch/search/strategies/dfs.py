@@ -2,10 +2,11 @@
 
 The search keeps a stack of frames, one per level of the current path. A frame
 tries its pending children (already paid for) first; when none is left it asks the
-proposer again. When every candidate of an attempt fails, the heuristic reads the
-feedback: 0 retries the same level with the feedback in the retry channel, d > 0
-backtracks d levels and amends that ancestor's context with a failure summary
-(seed 000 §6), -1 gives up.
+proposer again. When every candidate of an attempt fails, the space's
+`backtrack_depth` (when it has an opinion) or else the heuristic reads the feedback:
+0 retries the same level with the feedback in the retry channel, d > 0 backtracks d
+levels and amends that ancestor's context with a failure summary (seed 000 §6), -1
+gives up.
 
 Budgets (seed 000 §5), per level: each *visit* of a level makes at most `rmax`
 attempts, and a level may be visited at most `1 + backtrack_budget` times (the first
@@ -29,7 +30,7 @@ from guardsearch.core.guard_result import GuardResult
 from guardsearch.search.expand import Engine, order_key
 from guardsearch.search.heuristic import GIVE_UP, Failure, Heuristic, RuleHeuristic, decide
 from guardsearch.search.node import Node
-from guardsearch.search.space import SearchSpace
+from guardsearch.search.space import SearchSpace, advised_backtrack_depth
 from guardsearch.search.state import Termination
 from guardsearch.search.strategies.base import register_strategy
 
@@ -38,7 +39,8 @@ Budgets = StepBudget | Mapping[str | int, StepBudget] | None
 
 @dataclass(frozen=True, kw_only=True)
 class DFSOptions:
-    """`heuristic`: feedback -> backtrack depth; `budgets`: one StepBudget for every
+    """`heuristic`: feedback -> backtrack depth, asked when the space's
+    `backtrack_depth` has no opinion (returns None); `budgets`: one StepBudget for every
     level, or per level name/index (default: the space's `step_budget`).
 
     `prefer_siblings`: when a node's children have all failed and an ancestor still
@@ -149,13 +151,18 @@ class DFS:
             steps=tuple(engine.space.level(i) for i in range(level + 1)),
             context=engine.generation_context(node),
         )
-        depth = await decide(options.heuristic, failure)
+        # The space knows its own structure: it is asked first, the heuristic after.
+        depth = advised_backtrack_depth(engine.space, node, failure)
+        decided_by = "space"
+        if depth is None:
+            depth, decided_by = await decide(options.heuristic, failure), "heuristic"
         engine.trace.emit(
             "note",
             step=failure.step,
             node=node.id,
             message="heuristic",
             depth=depth,
+            by=decided_by,
             feedback=verdict.feedback,
         )
         if depth == GIVE_UP:
@@ -173,7 +180,7 @@ class DFS:
                 feedback=verdict.feedback,
             )
             return None
-        self._backtrack(engine, stack, target, verdict, "heuristic", expansion.children)
+        self._backtrack(engine, stack, target, verdict, decided_by, expansion.children)
         return None
 
     def _fail_up(
