@@ -22,16 +22,19 @@ def cli() -> typer.Typer:
     return app
 
 
-def test_find_impressionist_paintings_returns_three_paintings_with_a_visible_refinement() -> None:
+def test_find_impressionist_paintings_returns_paintings_with_a_visible_refinement() -> None:
+    # the corpus holds one work by an Impressionist (Monet's Water Lilies); Seurat and
+    # Van Gogh were Post-Impressionists and must not count
     result = CliRunner().invoke(
-        cli(), ["find", "paintings by impressionist painters", "--min", "3", "--json"]
+        cli(), ["find", "paintings by impressionist painters", "--min", "1", "--json"]
     )
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
     items = payload["items"]
-    assert len(items) >= 3
+    assert len(items) >= 1
     for item in items:  # each is a painting (an attributed work), not a painter or a technique
         assert re.search(r"\bpaintings?\b.*\b(by|attributed to)\b", item["description"], re.I)
+        assert not re.search(r"Seurat|van Gogh", item["description"], re.I)
     first = payload["quality_report"][0]
     if not first["meets_threshold"]:
         assert first["suggested_refinement"] is not None

@@ -34,8 +34,10 @@ def _narrator(quiet: bool) -> Subscriber:
                 f"rejected {r.get('rejection_breakdown')}[/dim]"
             )
         elif phase == "refine":
+            why = " learned from earlier runs" if d.get("learned") else ""
             err.print(
-                f"[dim]refine ({d.get('level')}): {d.get('refinement', {}).get('reason')}[/dim]"
+                f"[dim]refine ({d.get('level')}{why}): "
+                f"{d.get('refinement', {}).get('reason')}[/dim]"
             )
 
     return show
@@ -82,6 +84,14 @@ def find(
         Path | None, typer.Option(help="Write the run's transcript (JSON).")
     ] = None,
     trace: Annotated[Path | None, typer.Option(help="Append the event trace (JSONL).")] = None,
+    history: Annotated[
+        Path | None,
+        typer.Option(
+            "--history",
+            metavar="FILE.json",
+            help="Refinement history to learn from and add this run to (JSON).",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress on stderr.")] = False,
 ) -> None:
@@ -120,6 +130,7 @@ def find(
                 config=config,
                 use_judge=judge,
                 trace=events,
+                history=history,
             )
         )
         if transcript is not None:

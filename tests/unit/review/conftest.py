@@ -52,6 +52,21 @@ DOCS = [
         "Van Gogh was a Dutch Post-Impressionist painter.",
     ),
     ("Musée d'Orsay", "Art museum in Paris, France", "The museum holds impressionist paintings."),
+    (
+        "Impression, Sunrise",
+        "1872 painting by Claude Monet",
+        "Impression, Sunrise is a painting that gave Impressionism its name.",
+    ),
+    (
+        "A Sunday Afternoon on the Island of La Grande Jatte",
+        "Painting by Georges Seurat",
+        "A Sunday Afternoon is a painting by the post-Impressionist Georges Seurat.",
+    ),
+    (
+        "Georges Seurat",
+        "French painter (1859–1891)",
+        "Seurat was a French post-Impressionist artist and painter.",
+    ),
 ]
 
 

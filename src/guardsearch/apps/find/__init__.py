@@ -3,10 +3,19 @@ run as a plan/act/review loop (loops/review) with a rules-then-judge verifier.""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from guardsearch.apps.find.spec import FindSpec
 from guardsearch.apps.find.task import FindTask
 from guardsearch.core.events import Trace
-from guardsearch.loops.review import ReviewConfig, ReviewLoop, ReviewRun
+from guardsearch.loops.review import (
+    RefinementHistory,
+    ReviewConfig,
+    ReviewLoop,
+    ReviewRun,
+    load_history,
+    save_history,
+)
 from guardsearch.models.base import Model
 from guardsearch.tools.base import SearchProvider
 
@@ -20,15 +29,32 @@ async def find(
     config: ReviewConfig | None = None,
     use_judge: bool = True,
     trace: Trace | None = None,
+    history: str | Path | RefinementHistory | None = None,
 ) -> ReviewRun:
-    """Find at least `min_items` verified items for `request` (e.g. "paintings by ...")."""
+    """Find at least `min_items` verified items for `request` (e.g. "paintings by ...").
+
+    `history` is what earlier runs learned about refinements: a JSON file (loaded before
+    the run, the run merged into it after; a broken file is a ConfigError and is left
+    alone) or a `RefinementHistory` shared in memory.
+    """
+    path: Path | None = None
+    if isinstance(history, RefinementHistory):
+        shared = history
+    elif history is not None:
+        path = Path(history)
+        shared = load_history(path)
+    else:
+        shared = RefinementHistory()
     if provider is None:
         from guardsearch.tools.corpus_search import CorpusProvider
 
         provider = CorpusProvider()
     task = FindTask(provider, min_items=min_items, use_judge=use_judge)
-    loop = ReviewLoop(task, model, config or ReviewConfig(min_items=min_items))
-    return await loop.run(request, min_items=min_items, trace=trace)
+    loop = ReviewLoop(task, model, config or ReviewConfig(min_items=min_items), shared)
+    run = await loop.run(request, min_items=min_items, trace=trace)
+    if path is not None:
+        save_history(shared, path, run=run.run_id)
+    return run
 
 
 __all__ = ["FindSpec", "FindTask", "find"]

@@ -35,10 +35,26 @@ def qualifier_terms(spec: FindSpec) -> list[str]:
     return [t for t in terms(spec.qualifier) if t not in own and t not in _EVIDENCE_STOP]
 
 
-def missing_evidence(spec: FindSpec, text: str) -> list[str]:
-    """Qualifier terms that `text` does not mention (by loose stem)."""
+# "post-Impressionist" is not "impressionist": a word carrying one of these prefixes
+# names something else, so it is no evidence for the bare term
+_NOT_BARE = re.compile(
+    r"(?:^|[^\w])(?:post|neo|proto|pre|non|anti|pseudo|quasi|counter|semi)\s*[-‐‑–—]\s*$"
+)
+
+
+def mentions(text: str, term: str) -> bool:
+    """Does `text` mention `term` by its loose stem, at the start of a word and not in a
+    prefixed form? ("Impressionism" yes; "post-Impressionist", "postimpressionist" no)"""
     lowered = text.lower()
-    return [t for t in qualifier_terms(spec) if stem(t) not in lowered]
+    for match in re.finditer(rf"\b{re.escape(stem(term.lower()))}", lowered):
+        if not _NOT_BARE.search(lowered[max(0, match.start() - 12) : match.start()]):
+            return True
+    return False
+
+
+def missing_evidence(spec: FindSpec, text: str) -> list[str]:
+    """Qualifier terms that `text` does not mention (see `mentions`)."""
+    return [t for t in qualifier_terms(spec) if not mentions(text, t)]
 
 
 def _has_word(text: str, word: str) -> bool:

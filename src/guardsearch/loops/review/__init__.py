@@ -3,6 +3,7 @@
 from guardsearch.loops.review.config import ReviewConfig
 from guardsearch.loops.review.escalation import Escalation
 from guardsearch.loops.review.history import RefinementHistory, RefinementRecord
+from guardsearch.loops.review.history_file import load_history, save_history
 from guardsearch.loops.review.loop import ReviewLoop, compose_answer
 from guardsearch.loops.review.quality import (
     LEVELS,
@@ -37,6 +38,8 @@ __all__ = [
     "ReviewTask",
     "Verdict",
     "compose_answer",
+    "load_history",
     "quality_report",
+    "save_history",
     "write_transcript",
 ]

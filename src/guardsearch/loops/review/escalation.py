@@ -4,6 +4,12 @@ Start with the cheapest change (keywords). Stay at a level while its last refine
 raised quality by at least `min_gain`; escalate when it did not, or when the level
 has nothing new to offer. A replan costs a model call, so it is the last resort and
 happens at most `max_replans` times.
+
+Escalation is the state of *one run*: pass it that run's records
+(`RefinementHistory.of_run`), so every run starts at keywords with its own replan
+allowance. Refinements the loop picked out of this order because they raised quality
+in earlier runs (`learned`) count towards the replan allowance but do not move the
+run's position: when such a jump does not help, the cheaper levels are still open.
 """
 
 from __future__ import annotations
@@ -24,9 +30,18 @@ class Escalation:
         if self.max_replans < 0:
             raise ConfigError(f"max_replans must be >= 0, got {self.max_replans}")
 
-    def levels(self, history: RefinementHistory) -> list[Level]:
-        """The levels to try next, in order (the first that offers a refinement wins)."""
-        last = history.last
+    def allowed(self, run: RefinementHistory) -> list[Level]:
+        """Every level the run may still use (the replan only within its allowance)."""
+        levels = list(LEVELS)
+        if run.times("replan") >= self.max_replans:
+            levels.remove("replan")
+        return levels
+
+    def levels(self, run: RefinementHistory) -> list[Level]:
+        """The levels to try next in `run` (one run's records), in order (the first that
+        offers a refinement wins)."""
+        sequential = [r for r in run.records if not r.learned]
+        last = sequential[-1] if sequential else None
         if last is None:
             start = 0
         else:
@@ -34,7 +49,5 @@ class Escalation:
             gain = last.gain
             helped = gain is not None and gain >= self.min_gain
             start = index if helped else index + 1
-        levels = list(LEVELS[start:])
-        if history.times("replan") >= self.max_replans and "replan" in levels:
-            levels.remove("replan")
-        return levels
+        allowed = self.allowed(run)
+        return [level for level in LEVELS[start:] if level in allowed]

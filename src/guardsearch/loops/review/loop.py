@@ -5,8 +5,10 @@
         act: run the tools for the spec (no model calls)
         review: verify each new candidate (rules, then a model judge) -> QualityReport
         stop when quality meets the domain's threshold and enough items are verified
-        otherwise choose a refinement: escalation gives the levels (keywords -> sources
-        -> replan), the app offers refinements per level, the history ranks them
+        otherwise choose a refinement: one that raised quality in earlier runs of the
+        domain first (the shared history), else escalation gives this run's levels
+        (keywords -> sources -> replan), the app offers refinements per level, the
+        history ranks them
         check the budget for one more attempt *before* spending; apply; retry
     answer with what was verified, with caveats when quality stayed low
 
@@ -25,7 +27,13 @@ from guardsearch.core.events import Trace
 from guardsearch.core.usage import Usage
 from guardsearch.loops.review.config import ReviewConfig
 from guardsearch.loops.review.history import RefinementHistory
-from guardsearch.loops.review.quality import QualityReport, Refinement, Verdict, quality_report
+from guardsearch.loops.review.quality import (
+    Level,
+    QualityReport,
+    Refinement,
+    Verdict,
+    quality_report,
+)
 from guardsearch.loops.review.reflection import Reflection
 from guardsearch.loops.review.run import AttemptRecord, ReviewRun
 from guardsearch.loops.review.task import Candidate, ReviewTask, SpecT
@@ -43,7 +51,8 @@ def _largest(usages: Sequence[Usage]) -> Usage:
 
 @dataclass
 class ReviewLoop(Generic[SpecT]):
-    """Runs a `ReviewTask` under one budget; `history` may be shared across runs."""
+    """Runs a `ReviewTask` under one budget; `history` may be shared across runs (each
+    run gets its own id in it: escalation is per run, the learned gains are shared)."""
 
     task: ReviewTask[SpecT]
     model: Model
@@ -68,6 +77,8 @@ class _RunState(Generic[SpecT]):
         self.task = loop.task
         self.config = loop.config
         self.history = loop.history
+        self.run_id = loop.history.begin_run()
+        self.learned: Refinement | None = None
         self.request = request
         self.min_items = min_items
         self.trace = trace
@@ -128,7 +139,14 @@ class _RunState(Generic[SpecT]):
                 return self.finish("replan_failed")
             except BudgetExceeded:
                 return self.finish("budget")
-            self.history.applied(number, refinement, report.quality_score)
+            self.history.applied(
+                number,
+                refinement,
+                report.quality_score,
+                run=self.run_id,
+                domain=self.domain,
+                learned=self.is_learned(refinement),
+            )
             applied = refinement
         return self.finish("max_attempts")  # pragma: no cover - the loop always returns
 
@@ -148,7 +166,7 @@ class _RunState(Generic[SpecT]):
         verdicts = [self.verdicts[c.key] for c in candidates if c.key in self.verdicts]
         report = quality_report(verdicts, self.threshold)
         if applied is not None:
-            self.history.outcome(report.quality_score)
+            self.history.outcome(report.quality_score, run=self.run_id)
         newly = [c for c in candidates if self.verdicts[c.key].accepted]
         for candidate in newly:
             self.accepted.setdefault(candidate.key, candidate)
@@ -176,12 +194,40 @@ class _RunState(Generic[SpecT]):
         candidates: Sequence[Candidate],
         spec: SpecT,
     ) -> Refinement | None:
-        for level in self.config.escalation.levels(self.history):
-            offered = self.task.suggest(level, report, verdicts, candidates, spec, self.history)
-            ranked = self.history.rank(offered)
+        """Learned first: an offer (at any level the run may still use) whose kind raised
+        quality in earlier runs of this domain; else the escalation order of this run,
+        each level's offers ranked by the history."""
+        escalation = self.config.escalation
+        mine = self.history.of_run(self.run_id)
+        offers: dict[Level, list[Refinement]] = {}
+
+        def offered(level: Level) -> list[Refinement]:
+            if level not in offers:
+                offers[level] = self.task.suggest(
+                    level, report, verdicts, candidates, spec, self.history
+                )
+            return offers[level]
+
+        levels = escalation.levels(mine)
+        self.learned = None
+        everything = [r for level in escalation.allowed(mine) for r in offered(level)]
+        proven = self.history.proven(
+            everything, run=self.run_id, domain=self.domain, min_gain=escalation.min_gain
+        )
+        if proven:
+            # a pick at the level escalation would try first anyway is not a jump
+            if not levels or proven[0].level != levels[0]:
+                self.learned = proven[0]
+            return proven[0]
+        for level in levels:
+            ranked = self.history.rank(offered(level), run=self.run_id, domain=self.domain)
             if ranked:
                 return ranked[0]
         return None
+
+    def is_learned(self, refinement: Refinement) -> bool:
+        """Was `refinement` picked from earlier runs' gains, out of the escalation order?"""
+        return self.learned is not None and refinement == self.learned
 
     def can_afford(self, refinement: Refinement) -> bool:
         """Cost-aware retry: the next attempt may cost as much as the dearest one so far
@@ -196,7 +242,12 @@ class _RunState(Generic[SpecT]):
         return True
 
     async def refine(self, spec: SpecT, refinement: Refinement) -> SpecT:
-        self.phase("refine", level=refinement.level, refinement=refinement.model_dump())
+        self.phase(
+            "refine",
+            level=refinement.level,
+            learned=self.is_learned(refinement),
+            refinement=refinement.model_dump(),
+        )
         if refinement.level == "replan":
             reports = [a.report for a in self.attempts]
             return await self.task.replan(self.request, spec, reports, self.metered)
@@ -218,6 +269,7 @@ class _RunState(Generic[SpecT]):
             usage=self.metered.usage,
             seconds=time.perf_counter() - self.started,
             history=self.history,
+            run_id=self.run_id,
             trace=self.trace,
             error=self.error,
         )

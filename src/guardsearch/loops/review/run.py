@@ -54,6 +54,12 @@ class ReviewRun:
     history: RefinementHistory
     trace: Trace = field(repr=False)
     error: str = ""
+    run_id: int = 0
+
+    @property
+    def refinements(self) -> RefinementHistory:
+        """This run's refinements (`history` may hold earlier runs' too)."""
+        return self.history.of_run(self.run_id)
 
     @property
     def ok(self) -> bool:
@@ -67,7 +73,8 @@ class ReviewRun:
             "domain": self.domain,
             "threshold": self.threshold,
             "attempts": [a.as_dict() for a in self.attempts],
-            "refinement_history": self.history.as_list(),
+            "run_id": self.run_id,
+            "refinement_history": self.refinements.as_list(),
             "items": [
                 {"key": c.key, "title": c.title, "description": c.description} for c in self.items
             ],
