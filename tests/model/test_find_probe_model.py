@@ -22,25 +22,39 @@ def cli() -> typer.Typer:
     return app
 
 
-def test_find_impressionist_paintings_returns_paintings_with_a_visible_refinement() -> None:
-    # the corpus holds one work by an Impressionist (Monet's Water Lilies); Seurat and
-    # Van Gogh were Post-Impressionists and must not count
-    result = CliRunner().invoke(
-        cli(), ["find", "paintings by impressionist painters", "--min", "1", "--json"]
-    )
-    assert result.exit_code == 0, result.output
-    payload = json.loads(result.stdout)
+PAINTING = re.compile(r"\bpaintings?\b.*\b(by|attributed to)\b", re.I)
+
+
+def run_find(request: str, at_least: int) -> dict[str, object]:
+    result = CliRunner().invoke(cli(), ["find", request, "--min", str(at_least), "--json"])
+    assert result.exit_code in (0, 1), result.output
+    return dict(json.loads(result.stdout))
+
+
+def test_find_spanish_paintings_returns_three_paintings_after_a_visible_refinement() -> None:
+    payload = run_find("paintings by Spanish painters", 3)
     items = payload["items"]
-    assert len(items) >= 1
+    assert payload["ok"] is True and len(items) >= 3
     for item in items:  # each is a painting (an attributed work), not a painter or a technique
-        assert re.search(r"\bpaintings?\b.*\b(by|attributed to)\b", item["description"], re.I)
-        assert not re.search(r"Seurat|van Gogh", item["description"], re.I)
+        assert PAINTING.search(item["description"])
     first = payload["quality_report"][0]
-    if not first["meets_threshold"]:
+    if not first["meets_threshold"]:  # the refinement that raised quality is on record
         assert first["suggested_refinement"] is not None
-        assert len(payload["attempts"]) >= 2
         assert payload["attempts"][1]["applied_refinement"] is not None
     assert payload["calls"] >= 2
+
+
+def test_find_impressionist_paintings_is_honest_about_a_thin_corpus() -> None:
+    # The corpus holds one work by an Impressionist (Monet's Water Lilies); Seurat and
+    # Van Gogh were Post-Impressionists and must not count. Refinements run, quality
+    # stays low, and the answer says so instead of padding the list.
+    payload = run_find("paintings by impressionist painters", 3)
+    items = payload["items"]
+    assert [i["title"] for i in items] == ["Water Lilies (Monet series)"]
+    assert payload["ok"] is False
+    assert any("Only 1 of the 3" in c for c in payload["caveats"])
+    applied = [a["applied_refinement"] for a in payload["attempts"][1:]]
+    assert applied and all(r is not None for r in applied)
 
 
 def test_probe_french_painters_uses_two_or_three_model_calls() -> None:
