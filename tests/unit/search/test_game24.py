@@ -114,6 +114,16 @@ def test_the_proposer_prompt_pins_the_goal_and_is_constrained() -> None:
     assert request.messages[-1].content.endswith("Input: 4 5 6 10\nPossible next steps:")
 
 
+def test_without_a_grammar_the_prompt_asks_for_tot_style_lines() -> None:
+    sp = Game24Space(numbers=NUMS, constrained=False)
+    root = new_state(sp, "dfs").tree.root
+    request = sp.request(root, root.context, seed=0, temperature=0.0)
+    assert request.json_schema is None and request.max_tokens == 2 * sp.max_tokens
+    assert '"a op b = c (left: numbers left)"' in request.messages[0].content
+    assert "JSON" not in request.messages[0].content
+    assert request.messages[-1].content.endswith("Input: 4 5 6 10\nPossible next steps:")
+
+
 def test_proposals_are_read_from_json_or_from_tot_style_lines() -> None:
     sp = space()
     root = new_state(sp, "dfs").tree.root

@@ -117,6 +117,11 @@ class Game24Space(BaseSpace):
     value_prompt: PromptTemplate = field(
         default_factory=lambda: PromptTemplate.packaged("game24_value")
     )
+    # Without a grammar the model writes Tree of Thoughts' lines, "a op b = c (left: ...)",
+    # whose claimed result and numbers left the objective checks verify (and patch).
+    text_prompt: PromptTemplate = field(
+        default_factory=lambda: PromptTemplate.packaged("game24_propose_text")
+    )
 
     def __post_init__(self) -> None:
         self.numbers = tuple(Fraction(n) for n in self.numbers)
@@ -149,11 +154,15 @@ class Game24Space(BaseSpace):
             if self.constrained
             else None
         )
+        if self.constrained:
+            prompt, max_tokens = self.propose_prompt, self.max_tokens
+        else:  # a line per step with its claimed result: about twice the tokens
+            prompt, max_tokens = self.text_prompt, 2 * self.max_tokens
         return ModelRequest(
-            messages=self._messages(self.propose_prompt, context, numbers),
+            messages=self._messages(prompt, context, numbers),
             temperature=temperature,
             seed=seed,
-            max_tokens=self.max_tokens,
+            max_tokens=max_tokens,
             json_schema=schema,
         )
 
