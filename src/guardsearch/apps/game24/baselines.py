@@ -26,14 +26,12 @@ from fractions import Fraction
 from importlib import resources
 from typing import Any
 
-from guardsearch.apps.game24.arith import Item, check_answer, parse_numbers, show, sort_items
+from guardsearch.apps.game24.arith import Item, check_answer, parse_numbers
 from guardsearch.apps.game24.space import Game24Space
 from guardsearch.core.context import Context
 from guardsearch.core.errors import BudgetExceeded
 from guardsearch.core.guard_result import Check, GuardResult
 from guardsearch.core.messages import ModelRequest
-from guardsearch.guards.evaluator import resolve_model
-from guardsearch.guards.parse import parse_json
 from guardsearch.models.metered import Metered
 from guardsearch.search.node import Node
 from guardsearch.search.result import SearchResult
@@ -235,7 +233,10 @@ class ToTValueSpace(Game24Space):
         items = [Item(Fraction(v), e) for v, e in proposal.state["left"]]
         if len(items) == 1:
             return await super().evaluate(node, proposal, context)
-        words = [await self._value_word(node, items, context, i) for i in range(self.evaluations)]
+        words = [
+            await self._value(node, items, context, seed=i, temperature=self.value_temperature)
+            for i in range(self.evaluations)
+        ]
         total = sum(TOT_VALUES[w] for w in words)
         score = total / (TOT_VALUES["sure"] * self.evaluations)
         checks = tuple(
@@ -243,29 +244,6 @@ class ToTValueSpace(Game24Space):
             for i, w in enumerate(words)
         )
         return GuardResult(passed=True, score=score, checks=checks, guard="tot-value")
-
-    async def _value_word(
-        self, node: Node, items: Sequence[Item], context: Context, sample: int
-    ) -> str:
-        metered = resolve_model(self.value_model, "the ToT value evaluator")
-        numbers = " ".join(show(it.value) for it in sort_items(items))
-        request = ModelRequest(
-            messages=self._messages(self.value_prompt, context, numbers),
-            max_tokens=12,
-            temperature=self.value_temperature,
-            seed=sample,
-            json_schema={
-                "type": "object",
-                "properties": {"value": {"enum": list(TOT_VALUES)}},
-                "required": ["value"],
-            },
-        )
-        completion = await metered.complete(request, step="value", node=node.id)
-        try:
-            word = parse_json(completion.text).get("value", "likely")
-        except (ValueError, AttributeError):
-            word = "likely"
-        return str(word) if word in TOT_VALUES else "likely"
 
 
 SpaceFactory = Callable[[tuple[Fraction, ...]], Game24Space]

@@ -316,12 +316,23 @@ class Game24Space(BaseSpace):
             score = (score + VALUE_SCORES.get(word, 0.5)) / 2
         return GuardResult(passed=True, score=score, checks=tuple(checks), guard="game24-step")
 
-    async def _value(self, node: Node, items: Sequence[Item], context: Context) -> str:
+    async def _value(
+        self,
+        node: Node,
+        items: Sequence[Item],
+        context: Context,
+        *,
+        seed: int | None = 0,
+        temperature: float = 0.0,
+    ) -> str:
+        """Ask the value model how likely the numbers left reach 24: sure/likely/impossible."""
         metered = resolve_model(self.value_model, "the Game of 24 value evaluator")
         numbers = " ".join(show(it.value) for it in sort_items(items))
         request = ModelRequest(
             messages=self._messages(self.value_prompt, context, numbers),
             max_tokens=12,
+            temperature=temperature,
+            seed=seed,
             json_schema={
                 "type": "object",
                 "properties": {"value": {"enum": list(VALUE_SCORES)}},
