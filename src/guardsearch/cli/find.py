@@ -8,11 +8,10 @@ from typing import Annotated, Any
 
 import typer
 
-from guardsearch.cli.output import err, exit_for, fail, out, print_json
+from guardsearch.cli.output import err, exit_for, fail, out, print_json, traced
 from guardsearch.core.errors import GuardsearchError
-from guardsearch.core.events import Event, Subscriber, Trace
+from guardsearch.core.events import Event, Subscriber
 from guardsearch.loops.review import ReviewConfig, ReviewRun, write_transcript
-from guardsearch.store.jsonl import JsonlSink
 
 
 def _narrator(quiet: bool) -> Subscriber:
@@ -116,30 +115,23 @@ def find(
         backend = model_from_spec(model)
     except GuardsearchError as exc:
         fail(str(exc), 2 if not request.strip() else exit_for(exc), as_json=as_json)
-    events = Trace()
-    events.subscribe(_narrator(quiet or as_json))
-    sink = JsonlSink(trace) if trace else None
-    if sink:
-        events.subscribe(sink)
-    try:
-        run = asyncio.run(
-            find_items(
-                request,
-                model=backend,
-                min_items=min_items,
-                config=config,
-                use_judge=judge,
-                trace=events,
-                history=history,
+    with traced(_narrator(quiet or as_json), trace) as events:
+        try:
+            run = asyncio.run(
+                find_items(
+                    request,
+                    model=backend,
+                    min_items=min_items,
+                    config=config,
+                    use_judge=judge,
+                    trace=events,
+                    history=history,
+                )
             )
-        )
-        if transcript is not None:
-            write_transcript(run, transcript)
-    except GuardsearchError as exc:
-        fail(str(exc), exit_for(exc), as_json=as_json)
-    finally:
-        if sink:
-            sink.close()
+            if transcript is not None:
+                write_transcript(run, transcript)
+        except GuardsearchError as exc:
+            fail(str(exc), exit_for(exc), as_json=as_json)
     payload = find_payload(run, min_items)
     if as_json:
         print_json(payload)

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
 
 from guardsearch.core.errors import ConfigError, GuardsearchError
-from guardsearch.core.events import Event
+from guardsearch.core.events import Event, Trace
 
 err = Console(stderr=True, highlight=False)
 out = Console(highlight=False)
@@ -59,3 +62,21 @@ def progress_printer(quiet: bool = False) -> Any:
             err.print(f"[red]budget:[/red] {d.get('reason')}")
 
     return show
+
+
+@contextmanager
+def traced(narrator: Callable[[Event], None], path: Path | None) -> Iterator[Trace]:
+    """A run's event trace: narrated by `narrator` and, given a path, appended to a JSONL
+    file that is closed however the block ends."""
+    from guardsearch.store.jsonl import JsonlSink
+
+    events = Trace()
+    events.subscribe(narrator)
+    sink = JsonlSink(path) if path else None
+    if sink:
+        events.subscribe(sink)
+    try:
+        yield events
+    finally:
+        if sink:
+            sink.close()

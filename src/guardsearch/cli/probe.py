@@ -8,10 +8,9 @@ from typing import Annotated
 
 import typer
 
-from guardsearch.cli.output import err, exit_for, fail, out, print_json
+from guardsearch.cli.output import err, exit_for, fail, out, print_json, traced
 from guardsearch.core.errors import ConfigError, GuardsearchError
-from guardsearch.core.events import Event, Subscriber, Trace
-from guardsearch.store.jsonl import JsonlSink
+from guardsearch.core.events import Event, Subscriber
 
 
 def _narrator(quiet: bool) -> Subscriber:
@@ -64,32 +63,25 @@ def probe(
         budget = ControlBudget(outer_calls=outer_calls, inner_probes=inner_probes)
     except GuardsearchError as exc:
         fail(str(exc), exit_for(exc), as_json=as_json)
-    events = Trace()
-    events.subscribe(_narrator(quiet or as_json))
-    sink = JsonlSink(trace) if trace else None
-    if sink:
-        events.subscribe(sink)
-    try:
-        run = asyncio.run(
-            run_probe(
-                topic,
-                model=backend,
-                baseline=baseline,
-                budget=budget,
-                trace=events,
-                max_results=max_results,
+    with traced(_narrator(quiet or as_json), trace) as events:
+        try:
+            run = asyncio.run(
+                run_probe(
+                    topic,
+                    model=backend,
+                    baseline=baseline,
+                    budget=budget,
+                    trace=events,
+                    max_results=max_results,
+                )
             )
-        )
-        drawn = (
-            draw_timeline(run.timeline, timeline, title=f"{run.mode}: {topic}")
-            if timeline
-            else None
-        )
-    except GuardsearchError as exc:
-        fail(str(exc), exit_for(exc), as_json=as_json)
-    finally:
-        if sink:
-            sink.close()
+            drawn = (
+                draw_timeline(run.timeline, timeline, title=f"{run.mode}: {topic}")
+                if timeline
+                else None
+            )
+        except GuardsearchError as exc:
+            fail(str(exc), exit_for(exc), as_json=as_json)
     payload = run.as_dict()
     payload["timeline_png"] = str(drawn) if drawn else None
     if as_json:

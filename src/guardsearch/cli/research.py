@@ -8,13 +8,12 @@ from typing import Annotated
 
 import typer
 
-from guardsearch.cli.output import err, exit_for, fail, out, print_json
+from guardsearch.cli.output import err, exit_for, fail, out, print_json, traced
 from guardsearch.core.errors import GuardsearchError
-from guardsearch.core.events import Event, Subscriber, Trace
+from guardsearch.core.events import Event, Subscriber
 from guardsearch.loops.research.config import ResearchConfig
 from guardsearch.loops.research.orchestrator import ResearchLoop
 from guardsearch.loops.research.schemas import AgentResponse
-from guardsearch.store.jsonl import JsonlSink
 
 
 def _narrator(quiet: bool) -> Subscriber:
@@ -98,16 +97,8 @@ def research(
         )
     except GuardsearchError as exc:
         fail(str(exc), exit_for(exc), as_json=as_json)
-    events = Trace()
-    events.subscribe(_narrator(quiet or as_json))
-    sink = JsonlSink(trace) if trace else None
-    if sink:
-        events.subscribe(sink)
-    try:
+    with traced(_narrator(quiet or as_json), trace) as events:
         run = asyncio.run(loop.run(question, trace=events))
-    finally:
-        if sink:
-            sink.close()
     response = run.response
     if as_json:
         print_json(response.model_dump(mode="json", exclude_none=True))

@@ -8,11 +8,9 @@ from typing import Annotated, Any
 
 import typer
 
-from guardsearch.cli.output import err, exit_for, fail, out, print_json, progress_printer
+from guardsearch.cli.output import err, exit_for, fail, out, print_json, progress_printer, traced
 from guardsearch.core.errors import GuardsearchError
-from guardsearch.core.events import Trace
 from guardsearch.search.strategies import strategy_names
-from guardsearch.store.jsonl import JsonlSink
 
 solve_app = typer.Typer(
     help="Solve a packaged search problem with any strategy.", no_args_is_help=True
@@ -85,30 +83,23 @@ def game24(
             quiet=quiet,
             as_json=as_json,
         )
-    events = Trace()
-    events.subscribe(progress_printer(quiet))
-    sink = JsonlSink(trace) if trace else None
-    if sink:
-        events.subscribe(sink)
-    try:
-        result = asyncio.run(
-            solve_game24(
-                numbers,
-                strategy=strategy,
-                model=model,
-                budget_calls=budget_calls,
-                budget_tokens=budget_tokens,
-                seconds=seconds,
-                value=value,
-                trace=events,
-                **options,
+    with traced(progress_printer(quiet), trace) as events:
+        try:
+            result = asyncio.run(
+                solve_game24(
+                    numbers,
+                    strategy=strategy,
+                    model=model,
+                    budget_calls=budget_calls,
+                    budget_tokens=budget_tokens,
+                    seconds=seconds,
+                    value=value,
+                    trace=events,
+                    **options,
+                )
             )
-        )
-    except GuardsearchError as exc:
-        fail(str(exc), exit_for(exc), as_json=as_json)
-    finally:
-        if sink:
-            sink.close()
+        except GuardsearchError as exc:
+            fail(str(exc), exit_for(exc), as_json=as_json)
     if as_json:
         print_json(result)
     elif result["succeeded"]:
