@@ -26,23 +26,35 @@ def _list(as_json: bool) -> None:
 
 
 def _show(result: dict[str, Any]) -> None:
+    from guardsearch.apps.plan.report import summary_lines
+
     if result["succeeded"]:
         for step in result["plan"]["steps"]:
             branch = f"  (on failure: {step['on_failure']})" if step.get("on_failure") else ""
-            out.print(f"{step['id']}: {step['action']}{branch}")
+            out.print(f"{step['id']}: {step['action']}{branch}", markup=False)
     else:
         err.print(f"[red]no valid plan:[/red] {result['termination']}")
         for node in result["path"]:
             mark = "ok" if node["passed"] else f"failed: {node['feedback']}"
-            err.print(f"[dim]  {node['step']}: {mark}[/dim]")
-    for b in result["backtracks"]:
-        err.print(f"[magenta]backtrack[/magenta] {b['from']} -> {b['to']} (depth {b['depth']})")
+            err.print(f"  {node['step']}: {mark}", style="dim", markup=False)
+    _guard_level(result)
+    for line in summary_lines(result):
+        err.print(line, markup=False, soft_wrap=True)
+
+
+def _guard_level(result: dict[str, Any]) -> None:
+    note = f" ({result['guard_note']})" if result.get("guard_note") else ""
+    err.print(f"guard level: {result['guard_level']}{note}", markup=False, soft_wrap=True)
 
 
 def plan(
     task: Annotated[
         str | None,
-        typer.Argument(help="The task in words (default: the problem's own description)."),
+        typer.Argument(
+            help="The task in words: with --problem it replaces the problem's description; "
+            "alone it is a shipped problem's id or title, or else a free task (judged by "
+            "the minimal plan guard and the step guards)."
+        ),
     ] = None,
     problem: Annotated[str | None, typer.Option(help="A shipped problem id (see --list).")] = None,
     problem_file: Annotated[
@@ -55,8 +67,12 @@ def plan(
     model: Annotated[str | None, typer.Option(help="Model spec (default: embedded).")] = None,
     budget_calls: Annotated[int, typer.Option(min=1, help="Cap on model calls.")] = 30,
     guard_level: Annotated[
-        str, typer.Option(help="Plan guard: minimal | medium | expansive.")
-    ] = "expansive",
+        str | None,
+        typer.Option(
+            help="Plan guard: minimal | medium | expansive (default: expansive for a "
+            "problem; a free task can only have minimal)."
+        ),
+    ] = None,
     heuristic: Annotated[
         str | None,
         typer.Option(help="Backtrack heuristic for search: rules | model | blind."),
@@ -72,11 +88,20 @@ def plan(
     quiet: Annotated[bool, typer.Option(help="No progress on stderr.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """Plan a task as analysis -> recon -> strategy -> plan, backtracking on guard feedback."""
+    """Plan a task as analysis -> recon -> strategy -> plan, backtracking on guard feedback.
+
+    Give a shipped problem (--problem ID, or its id/title as TASK), your own problem
+    (--problem-file), or just the task in words (a free task)."""
     if list_problems:
         _list(as_json)
         return
-    from guardsearch.apps.plan import get_problem, load_problem_file, plan_problem, problems
+    from guardsearch.apps.plan import (
+        Problem,
+        get_problem,
+        load_problem_file,
+        plan_problem,
+        problems,
+    )
 
     events = Trace()
     events.subscribe(progress_printer(quiet))
@@ -86,21 +111,22 @@ def plan(
     try:
         if problem and problem_file:
             fail("give --problem or --problem-file, not both", as_json=as_json)
+        chosen: Problem | None
         if problem_file is not None:
             chosen = load_problem_file(problem_file)
         elif problem is not None:
             chosen = get_problem(problem)
+        elif not (task and task.strip()):
+            fail(
+                "give a task in words, --problem ID (guardsearch plan --list) or "
+                "--problem-file FILE",
+                as_json=as_json,
+            )
         else:
-            matches = [
-                p for p in problems() if task and task.strip().lower() in (p.id, p.title.lower())
-            ]
-            if not matches:
-                fail(
-                    "a plan is judged against a problem's facts and actions: give --problem ID "
-                    "(guardsearch plan --list) or --problem-file FILE",
-                    as_json=as_json,
-                )
-            chosen, task = matches[0], None
+            wanted = task.strip().lower()
+            matches = [p for p in problems() if wanted in (p.id, p.title.lower())]
+            # A shipped problem named exactly; anything else is a free task.
+            chosen, task = (matches[0], None) if matches else (None, task.strip())
         result = asyncio.run(
             plan_problem(
                 chosen,

@@ -22,6 +22,14 @@ Seed 000 §4.1, row by row:
 Matching is case-insensitive (the seed's sketch compares "MAX_EXPLORATIONS" with
 lower-cased text, which never matches; we lower both). Formatting rules come before
 the repetition check, so a formatting error is always retried in place.
+
+A verdict from dedup (`guard="dedup"`: a regeneration that only repeated earlier
+outputs) is not guard feedback: it is retried in place and never escalates. The dfs
+strategy does not even ask the heuristic about it (it retries with a fresh seed).
+
+`decide_with_rule(heuristic, failure)` returns the depth and the row that decided it
+(`RuleHeuristic.rule`, e.g. `"not satisfiable -> missing context or wrong step
+ordering"`), which the dfs strategy records on its backtrack events.
 """
 
 from __future__ import annotations
@@ -76,6 +84,11 @@ class Rule:
         text = feedback.lower()
         return all(p.lower() in text for p in self.patterns)
 
+    @property
+    def label(self) -> str:
+        """The row as text: `not satisfiable -> missing context or wrong step ordering`."""
+        return f"{' + '.join(self.patterns)} -> {self.cause}"
+
 
 FORMAT_RULES: tuple[Rule, ...] = (
     Rule(("not parseable",), 0, "formatting error"),
@@ -89,6 +102,10 @@ RULES: tuple[Rule, ...] = (
     Rule(("max_explorations",), 1, "plan too complex to verify"),
     Rule(("dead-end", "no path"), 2, "fundamental structural problem"),
 )
+
+
+DEDUP_GUARD = "dedup"
+DUPLICATE_RULE = "duplicate output -> not guard feedback: retry in place"
 
 
 def repeats(history: Sequence[str], feedback: str) -> int:
@@ -106,18 +123,35 @@ class RuleHeuristic:
     max_escalation: int = 3
     default: int = 0
 
-    def explain(self, failure: Failure) -> tuple[int, str]:
-        """The depth and the cause behind it."""
+    def match(self, failure: Failure) -> tuple[int, str, str]:
+        """The depth, the cause behind it and the row that matched (its label)."""
         feedback = failure.feedback
+        if failure.verdict.guard == DEDUP_GUARD:
+            return 0, "duplicate output", DUPLICATE_RULE
         for rule in self.format_rules:
             if rule.matches(feedback):
-                return rule.depth, rule.cause
+                return rule.depth, rule.cause, rule.label
         if repeats(failure.history, feedback) >= self.escalate_after:
-            return min(failure.retry_count, self.max_escalation), "repeated identical failures"
+            depth = min(failure.retry_count, self.max_escalation)
+            cause = "repeated identical failures"
+            return depth, cause, f"same feedback {self.escalate_after}x -> {cause}"
         for rule in self.rules:
             if rule.matches(feedback):
-                return rule.depth, rule.cause
-        return self.default, "no rule matched: retry in place"
+                return rule.depth, rule.cause, rule.label
+        return self.default, "no rule matched: retry in place", "no rule matched -> retry in place"
+
+    def explain(self, failure: Failure) -> tuple[int, str]:
+        """The depth and the cause behind it."""
+        depth, cause, _ = self.match(failure)
+        return depth, cause
+
+    def rule(self, failure: Failure) -> str:
+        """Which row of the table decides `failure` (`patterns -> cause`)."""
+        return self.match(failure)[2]
+
+    def decide_rule(self, failure: Failure) -> tuple[int, str]:
+        depth, _, label = self.match(failure)
+        return depth, label
 
     def matched(self, failure: Failure) -> bool:
         return not self.explain(failure)[1].startswith("no rule matched")
@@ -141,8 +175,12 @@ class ModelHeuristic:
     prompt: PromptTemplate | None = None
 
     async def __call__(self, failure: Failure) -> int:
+        return (await self.decide_rule(failure))[0]
+
+    async def decide_rule(self, failure: Failure) -> tuple[int, str]:
+        """The depth and what decided it: a rule row, or the model's answer."""
         if self.only_unmatched and self.rules.matched(failure):
-            return self.rules(failure)
+            return self.rules.decide_rule(failure)
         steps = failure.steps or (failure.step,)
         metered = resolve_model(self.model, "ModelHeuristic")
         template = self.prompt or PromptTemplate.packaged("search_backtrack")
@@ -164,10 +202,10 @@ class ModelHeuristic:
         try:
             cause = parse_json(completion.text).get("cause")
         except (ParseError, AttributeError):
-            return self.rules(failure)
+            return self.rules.decide_rule(failure)
         if cause not in steps:
-            return self.rules(failure)
-        return max(0, failure.level - list(steps).index(cause))
+            return self.rules.decide_rule(failure)
+        return max(0, failure.level - list(steps).index(cause)), f"model: {cause} caused it"
 
 
 async def decide(heuristic: Heuristic, failure: Failure) -> int:
@@ -176,3 +214,17 @@ async def decide(heuristic: Heuristic, failure: Failure) -> int:
     if inspect.isawaitable(out):
         out = await out
     return int(out)
+
+
+async def decide_with_rule(heuristic: Heuristic, failure: Failure) -> tuple[int, str]:
+    """The depth and what decided it: the rule row for a rule table (or a heuristic
+    with a `decide_rule` method, sync or async), else the heuristic's name."""
+    explained = getattr(heuristic, "decide_rule", None)
+    if callable(explained):
+        out = explained(failure)
+        if inspect.isawaitable(out):
+            out = await out
+        depth, rule = out
+        return int(depth), str(rule)
+    name = getattr(heuristic, "__name__", None) or type(heuristic).__name__
+    return await decide(heuristic, failure), str(name)

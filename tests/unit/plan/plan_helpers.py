@@ -11,11 +11,12 @@ from guardsearch.apps.plan import CATEGORIES, Plan, Problem, get_problem, refere
 
 STEPS = ("analysis", "recon", "strategy", "plan")
 A, R, S, P = STEPS
-# How each step's prompt (its template file) introduces itself.
+# How each step's prompt (its template file) introduces itself (not just "(strategy)":
+# a failure summary in the context may say "A downstream step (strategy) failed").
 _MARKERS = {
-    "(analysis)": "analysis",
-    "(reconnaissance)": "recon",
-    "(strategy)": "strategy",
+    "of 4 (analysis)": "analysis",
+    "of 4 (reconnaissance)": "recon",
+    "of 4 (strategy)": "strategy",
     "You are the planner": "plan",
 }
 
@@ -81,6 +82,15 @@ def unreachable(problem: Problem) -> str:
     main = plan.main_line()
     kept = [s for s in plan.steps if s.id != main[-1].id]
     return json.dumps({"steps": [s.model_dump(exclude_none=True) for s in kept]})
+
+
+def misstated(problem: Problem, take: int = 1) -> str:
+    """The good plan with its first step's effects misstated (no §4.1 rule matches the
+    feedback: retried in place); `take` varies the text, not the feedback."""
+    plan = good_plan(problem)
+    plan["steps"][0]["effects"] = list(problem.goal)
+    plan["steps"][-1]["retry_budget"] = take
+    return json.dumps(plan)
 
 
 def over_budget(problem: Problem) -> str:

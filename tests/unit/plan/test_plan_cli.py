@@ -77,6 +77,7 @@ def test_plan_json_reports_backtracks_with_depth_and_reason(tmp_path: Path) -> N
     [back] = payload["backtracks"]
     assert back["depth"] == 2 and back["from"] == "plan" and back["to"] == "recon"
     assert back["reason"] == "heuristic" and back["feedback"].startswith("dead-end")
+    assert back["rule"] == "dead-end + no path -> fundamental structural problem"
     failed = [n for n in payload["tree"] if not n["passed"]]
     assert [n["step"] for n in failed] == ["plan"]
     assert failed[0]["feedback"].startswith("dead-end: if s4 (deploy_fix) fails")
@@ -117,10 +118,96 @@ def test_a_task_can_name_a_shipped_problem(tmp_path: Path) -> None:
     assert json.loads(result.stdout)["problem"] == PLAIN
 
 
-def test_a_free_task_without_a_problem_is_a_usage_error() -> None:
-    result = runner.invoke(app, ["plan", "Migrate the billing database", "--json"])
+FREE_TASK = "Migrate the billing database to the new cluster"
+FREE_ANSWERS = [
+    json.dumps({"problem_class": "data_migration", "key_facts": ["billing_migrated"]}),
+    json.dumps({"actions": ["backup_billing_db", "migrate_billing_db", "restore_backup"]}),
+    json.dumps(
+        {
+            "approach": "backup then migrate",
+            "rationale": "a backup makes the migration safe to undo",
+            "order": ["backup_billing_db", "migrate_billing_db"],
+        }
+    ),
+    json.dumps(
+        {
+            "steps": [
+                {"id": "s1", "action": "backup_billing_db", "retry_budget": 1},
+                {"id": "s2", "action": "migrate_billing_db", "retry_budget": 2, "on_failure": "s3"},
+                {"id": "s3", "action": "restore_backup", "retry_budget": 1},
+            ]
+        }
+    ),
+]
+
+
+def test_a_free_task_runs_the_pipeline_with_the_minimal_guard(tmp_path: Path) -> None:
+    model = spec(tmp_path, FREE_ANSWERS)
+    result = runner.invoke(app, ["plan", FREE_TASK, "--model", model, "--json"])
+    assert result.exit_code == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert payload["succeeded"] is True and payload["calls"] == 4
+    assert payload["problem"] is None and payload["task"] == FREE_TASK
+    assert payload["guard_level"] == "minimal"
+    assert "free task" in payload["guard_note"] and "medium" in payload["guard_note"]
+    assert [s["action"] for s in payload["plan"]["steps"]] == [
+        "backup_billing_db",
+        "migrate_billing_db",
+        "restore_backup",
+    ]
+
+
+def test_a_free_task_in_plain_output_says_which_guard_level_ran(tmp_path: Path) -> None:
+    model = spec(tmp_path, FREE_ANSWERS)
+    result = runner.invoke(app, ["plan", FREE_TASK, "--model", model])
+    assert result.exit_code == 0, result.stderr
+    assert "s2: migrate_billing_db  (on failure: s3)" in result.stdout
+    assert "guard level: minimal (free task: no initial state, goal" in result.stderr
+
+
+def test_a_free_task_cannot_ask_for_a_guard_that_needs_a_problem(tmp_path: Path) -> None:
+    model = spec(tmp_path, FREE_ANSWERS)
+    result = runner.invoke(
+        app, ["plan", FREE_TASK, "--guard-level", "expansive", "--model", model, "--json"]
+    )
     assert result.exit_code == 2
-    assert "give --problem ID" in json.loads(result.stdout)["error"]
+    error = json.loads(result.stdout)["error"]
+    assert "needs a problem's initial state, goal and actions" in error
+
+
+def test_no_task_and_no_problem_is_a_usage_error() -> None:
+    result = runner.invoke(app, ["plan", "--json"])
+    assert result.exit_code == 2
+    assert "give a task in words, --problem ID" in json.loads(result.stdout)["error"]
+
+
+def test_plain_output_prints_the_search_tree_summary(tmp_path: Path) -> None:
+    problem = get_problem(RISKY)
+    good = outputs(RISKY)
+    second = good_outputs(problem, take=2)
+    answers = [
+        good["analysis"],
+        good["recon"],
+        good["strategy"],
+        without_recovery(problem),
+        second["recon"],
+        second["strategy"],
+        good["plan"],
+    ]
+    result = runner.invoke(app, ["plan", "--problem", RISKY, "--model", spec(tmp_path, answers)])
+    assert result.exit_code == 0, result.stderr
+    lines = [line.strip() for line in result.stderr.splitlines()]
+    assert "search tree: 7 nodes judged" in lines
+    assert "analysis  1: 1 passed" in lines
+    assert "recon     2: 2 passed" in lines
+    assert "plan      2: 1 goal, 1 failed" in lines
+    assert "backtracks: 1" in lines
+    assert (
+        "plan -> recon (depth 2, heuristic): dead-end + no path -> fundamental structural "
+        "problem" in lines
+    )
+    assert "termination: success" in lines
+    assert "guard level: expansive" in lines
 
 
 def test_an_unknown_problem_or_pipeline_is_a_usage_error(tmp_path: Path) -> None:

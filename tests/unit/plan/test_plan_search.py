@@ -17,8 +17,11 @@ from plan_helpers import (
     R,
     S,
     by_step,
+    good_outputs,
     good_plan,
+    misstated,
     over_budget,
+    step_of,
     unreachable,
     unsatisfiable,
     without_recovery,
@@ -97,9 +100,9 @@ async def test_row_dead_end_backtracks_to_recon() -> None:
 
 async def test_row_repeated_identical_failures_backtrack_to_the_analysis() -> None:
     problem = get_problem("bug-report-timezone")
-    plan = good_plan(problem)
-    plan["steps"][0]["effects"] = ["report_fixed"]  # misstated: retried in place (depth 0)
-    script = by_step(plan=[json.dumps(plan)] * 3)
+    # Three different plans, each misstating a step (retried in place, depth 0): the
+    # same feedback three times.
+    script = by_step(plan=[misstated(problem, take) for take in (1, 2, 3)])
     heuristic = RuleHeuristic(escalate_after=3)  # the same feedback across rmax (3) retries
     result = await run(script, heuristic=heuristic)
     assert result.succeeded
@@ -109,9 +112,7 @@ async def test_row_repeated_identical_failures_backtrack_to_the_analysis() -> No
 
 async def test_repeated_feedback_escalates_by_the_retry_count_by_default() -> None:
     problem = get_problem("bug-report-timezone")
-    plan = good_plan(problem)
-    plan["steps"][0]["effects"] = ["report_fixed"]
-    script = by_step(plan=[json.dumps(plan)] * 2)
+    script = by_step(plan=[misstated(problem, 1), misstated(problem, 2)])
     result = await run(script)
     # The second identical failure is retry 2: min(2, 3) = 2 levels up, to recon.
     assert script.calls == [*FULL, P, R, S, P]
@@ -159,8 +160,9 @@ async def test_the_full_pipeline_never_goes_back() -> None:
     script = by_step(plan=[unsatisfiable(problem)] * 3)
     result = await run(script, "full")
     assert not result.succeeded
-    assert result.termination == "backtrack_ceiling"
-    assert script.calls == [*FULL, P, P]  # the plan's rmax, then nothing above retries
+    # The plan's rmax, then nothing above may go back: every level's options are spent.
+    assert result.termination == "all_pruned"
+    assert script.calls == [*FULL, P, P]
     assert backtracks(result) == []
 
 
@@ -204,6 +206,28 @@ async def test_termination_backtrack_ceiling() -> None:
     # strategy may be visited 1 + 3 times; each new strategy gets one plan attempt.
     assert script.calls.count(S) == 4
     assert script.calls.count(P) == 4
+    # The analysis ran out of visits while the plan level had 4 of its 8 left.
+    end = result.trace.of_kind("backtrack")[-1].data
+    assert end["to"] is None and end["alternatives"] is True
+
+
+async def test_termination_all_pruned_when_no_analysis_passes() -> None:
+    bad = [
+        json.dumps({"problem_class": "bug_fix", "key_facts": [f"no_such_fact_{i}"]}) for i in (1, 2)
+    ]
+    script = by_step(analysis=bad)
+    result = await run(script)
+    # rmax 2 at the first level, both failed: nothing is left to try anywhere.
+    assert script.calls == [A, A]
+    assert result.termination == "all_pruned"
+
+
+async def test_termination_all_pruned_when_the_classify_pipeline_runs_out() -> None:
+    problem = get_problem("bug-report-timezone")
+    script = by_step(plan=[unsatisfiable(problem)] * 3)
+    result = await run(script, "classify-then-plan")
+    assert script.calls == [A, P, P, P]
+    assert result.termination == "all_pruned"
 
 
 async def test_termination_all_pruned_when_the_heuristic_gives_up() -> None:
@@ -215,6 +239,58 @@ async def test_termination_all_pruned_when_the_heuristic_gives_up() -> None:
     result = await run(script, heuristic=give_up_on_dead_ends)
     assert result.termination == "all_pruned"
     assert script.calls == FULL
+
+
+# -- repeated outputs are not guard feedback ------------------------------------------
+
+
+async def test_a_plan_that_repeats_a_rejected_plan_is_retried_not_escalated() -> None:
+    problem = get_problem("bug-report-timezone")
+    script = by_step(plan=[misstated(problem)] * 2)  # the second is a duplicate
+    model = script.model()
+    result = await plan_search(problem, pipeline="search", model=model)
+    assert result.succeeded
+    assert script.calls == [*FULL, P, P]  # not up to recon (depth 2) as a repetition
+    assert backtracks(result) == []
+    seeds = [r.seed for r in model.requests[3:]]
+    assert len(set(seeds)) == 3  # every regeneration of the plan had its own seed
+    assert "no new candidates" not in model.requests[-1].messages[0].content
+
+
+async def test_an_upstream_step_that_repeats_itself_stays_within_its_retries() -> None:
+    problem = get_problem("bug-report-timezone")
+    first = good_outputs(problem)[S]
+    # The plan fails (back to the strategy); the strategy then repeats itself twice.
+    script = by_step(strategy=[first, first, first], plan=[unsatisfiable(problem)])
+    model = script.model()
+    result = await plan_search(problem, pipeline="search", model=model)
+    assert result.succeeded
+    # strategy's rmax (2) spent on repeats, then one level up to recon, not to analysis.
+    assert script.calls == [*FULL, S, S, R, S, P]
+    assert [(b["from"], b["to"], b["reason"]) for b in backtracks(result)] == [
+        (P, S, "heuristic"),
+        (S, R, "ceiling"),
+    ]
+    second_try = [r for r in model.requests if step_of(r) == S][2]
+    assert "Your previous output for this step was rejected" not in second_try.messages[0].content
+
+
+async def test_backtracks_record_the_rule_row_that_decided_them() -> None:
+    problem = get_problem(RISKY)
+    script = by_step(RISKY, plan=[without_recovery(problem), unsatisfiable(problem)])
+    result = await run(script)
+    assert result.succeeded
+    assert [(b["depth"], b["reason"], b["rule"]) for b in backtracks(result)] == [
+        (2, "heuristic", "dead-end + no path -> fundamental structural problem"),
+        (1, "heuristic", "not satisfiable -> missing context or wrong step ordering"),
+    ]
+
+
+async def test_blind_backtracks_name_the_blind_heuristic() -> None:
+    script = by_step(plan=["not json at all"])
+    result = await run(script, "search-blind")
+    [back] = backtracks(result)
+    assert (back["reason"], back["rule"]) == ("heuristic", "backtrack_one_level")
 
 
 # -- the backtrack channel (seed 000 §6) and its window (§9.4) --------------------------

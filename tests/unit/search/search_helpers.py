@@ -14,7 +14,11 @@ OBJECTIVE = "Plan the migration of the billing service"
 
 
 def verdict_of(value: str) -> GuardResult | bool:
-    """The scripted guard: "BAD <feedback>" fails with that feedback, "FATAL ..." is fatal."""
+    """The scripted guard: "BAD <feedback>" fails with that feedback, "FATAL ..." is fatal.
+
+    Text after " | " is not feedback: "BAD vague | 1" and "BAD vague | 2" are two
+    different outputs (not duplicates) that get the same feedback."""
+    value = value.split(" | ")[0]
     if value.startswith("FATAL "):
         return GuardResult.fail(value[6:], "scripted", fatal=True)
     if value.startswith("BAD "):

@@ -89,7 +89,7 @@ async def test_row_max_explorations_exceeded_backtracks_to_strategy() -> None:
 
 
 async def test_row_same_feedback_across_rmax_retries_backtracks_to_analysis() -> None:
-    script = ByStep({"plan": ["BAD plan misses the point"] * 3})
+    script = ByStep({"plan": [f"BAD plan misses the point | {i}" for i in range(3)]})
     heuristic = RuleHeuristic(escalate_after=3)  # "same feedback across rmax (3) retries"
     result = await search(pipeline(rmax=3), "dfs", model=script.model(), heuristic=heuristic)
     assert result.succeeded
@@ -100,7 +100,8 @@ async def test_row_same_feedback_across_rmax_retries_backtracks_to_analysis() ->
 
 
 async def test_repeated_identical_feedback_escalates_by_the_retry_count() -> None:
-    script = ByStep({"plan": ["BAD plan misses the point"] * 2})
+    # Two different plans that fail the same way (a repeated *output* is not feedback).
+    script = ByStep({"plan": ["BAD plan misses the point | 1", "BAD plan misses the point | 2"]})
     result = await search(pipeline(), "dfs", model=script.model())
     assert result.succeeded
     # The second identical failure (retry 2) escalates min(2, 3) = 2 levels: recon.
@@ -120,6 +121,68 @@ async def test_a_retry_sees_its_feedback_in_the_retry_channel() -> None:
     retry_prompt = model.requests[4].messages[0].content
     assert "## Your previous output for this step was rejected" in retry_prompt
     assert "not parseable as JSON: line 1" in retry_prompt
+
+
+async def test_a_repeated_failed_output_is_retried_with_a_fresh_seed_not_escalated() -> None:
+    script = ByStep({"plan": ["BAD plan misses the point"] * 2})  # the 2nd is a duplicate
+    model = script.model()
+    result = await search(pipeline(), "dfs", model=model)
+    assert result.succeeded
+    assert script.calls == [*START, "plan", "plan"]  # no climb to recon
+    assert result.trace.of_kind("backtrack") == []
+    plan_seeds = [r.seed for r in model.requests if step_of(r) == "plan"]
+    assert plan_seeds == [0, 0, 1]  # the regeneration after the repeat: fresh seed
+    retry = [e for e in result.trace.of_kind("retry") if e.data.get("reason") == "duplicate"]
+    assert len(retry) == 1 and retry[0].data["seed_offset"] == 1
+    # The repeat put nothing in the retry channel: only the real feedback is there.
+    last_prompt = model.requests[-1].messages[0].content
+    assert last_prompt.count("plan misses the point") == 1
+    assert "no new candidates" not in last_prompt
+
+
+async def test_an_upstream_regeneration_that_repeats_itself_does_not_escalate() -> None:
+    script = ByStep(
+        {
+            "strategy": ["S", "S", "S"],  # after the backtrack, twice the same output
+            "plan": ["BAD preconditions {x} not satisfiable"],
+        }
+    )
+    model = script.model()
+    result = await search(pipeline(), "dfs", model=model)
+    assert result.succeeded
+    # Retried within strategy's rmax (3) with fresh seeds; never up to the analysis.
+    assert script.calls == [*START, "strategy", "strategy", "strategy", "plan"]
+    assert [r.seed for r in model.requests if step_of(r) == "strategy"] == [0, 0, 1, 2]
+    heuristic_notes = [e for e in result.trace.of_kind("note") if e.data.get("by")]
+    assert [e.data["depth"] for e in heuristic_notes] == [1]  # only the plan's failure
+    [back] = result.trace.of_kind("backtrack")
+    assert (back.step, back.data["to_step"]) == ("plan", "strategy")
+
+
+async def test_repeats_that_use_up_the_retries_go_up_one_level_as_a_ceiling() -> None:
+    budgets = {s: StepBudget(rmax=2, backtrack_budget=2) for s in PIPELINE}
+    script = ByStep({"strategy": ["S"] * 3, "plan": ["BAD preconditions {x} not satisfiable"]})
+    result = await search(pipeline(budgets=budgets), "dfs", model=script.model())
+    assert result.succeeded
+    assert script.calls == [*START, "strategy", "strategy", "recon", "strategy", "plan"]
+    events = result.trace.of_kind("backtrack")
+    backs = [(e.step, e.data["to_step"], e.data["reason"]) for e in events]
+    assert backs == [("plan", "strategy", "heuristic"), ("strategy", "recon", "ceiling")]
+    assert result.trace.of_kind("backtrack")[-1].data["feedback"].startswith("no new output")
+
+
+async def test_duplicate_temperature_applies_only_to_the_regeneration_after_a_repeat() -> None:
+    script = ByStep({"plan": ["BAD plan misses the point"] * 2})
+    model = script.model()
+    result = await search(pipeline(), "dfs", model=model, duplicate_temperature=0.3)
+    assert result.succeeded
+    temps = [r.temperature for r in model.requests]
+    assert temps == [0.0] * 5 + [0.3]
+
+
+def test_duplicate_temperature_must_not_be_negative() -> None:
+    with pytest.raises(ConfigError, match="duplicate_temperature"):
+        search_sync(pipeline(), "dfs", model=ByStep().model(), duplicate_temperature=-1.0)
 
 
 async def test_the_heuristic_is_pluggable_and_may_be_a_plain_function() -> None:
@@ -334,13 +397,44 @@ async def test_budget_exhausted_when_the_call_budget_runs_out() -> None:
     assert result.calls == 5
 
 
-async def test_backtrack_ceiling_when_the_root_levels_budget_is_spent() -> None:
+async def test_backtrack_ceiling_when_the_root_runs_out_of_visits_with_budget_left_below() -> None:
     budgets = {s: StepBudget(rmax=1, backtrack_budget=1) for s in PIPELINE}
+    budgets["plan"] = StepBudget(rmax=1, backtrack_budget=3)  # 4 plan visits; 2 are used
     script = ByStep({"plan": ["BAD dead-end: no path reaches goal"] * 20})
     result = await search(pipeline(budgets=budgets), "dfs", model=script.model())
     assert result.termination == "backtrack_ceiling"
     assert not result.succeeded
-    assert result.trace.of_kind("backtrack")[-1].data["to"] is None
+    assert script.calls == [*START, "recon", "strategy", "plan", "analysis"]
+    last = result.trace.of_kind("backtrack")[-1].data
+    assert last["to"] is None and last["alternatives"] is True
+    assert last["rule"] == "visit limit of analysis"
+
+
+async def test_all_pruned_when_every_level_has_spent_its_visits() -> None:
+    budgets = {s: StepBudget(rmax=1, backtrack_budget=1) for s in PIPELINE}
+    script = ByStep({"plan": ["BAD dead-end: no path reaches goal"] * 20})
+    result = await search(pipeline(budgets=budgets), "dfs", model=script.model())
+    # The same run as above, but the plan level's two visits are all it may have.
+    assert script.calls == [*START, "recon", "strategy", "plan", "analysis"]
+    assert result.termination == "all_pruned"
+    last = result.trace.of_kind("backtrack")[-1].data
+    assert last["to"] is None and last["alternatives"] is False
+
+
+async def test_all_pruned_when_the_first_levels_retries_fail() -> None:
+    script = ByStep({"analysis": ["BAD vague", "BAD too short", "BAD off topic"]})
+    result = await search(pipeline(rmax=3), "dfs", model=script.model())
+    assert script.calls == ["analysis"] * 3
+    assert result.termination == "all_pruned"
+    assert result.trace.of_kind("backtrack")[-1].data["rule"] == "rmax exhausted at analysis"
+
+
+async def test_all_pruned_in_a_linear_pipeline_whose_last_step_runs_out_of_retries() -> None:
+    budgets = {s: StepBudget(rmax=2, backtrack_budget=0) for s in PIPELINE}
+    script = ByStep({"plan": ["BAD vague", "BAD vaguer"]})
+    result = await search(pipeline(budgets=budgets), "dfs", model=script.model())
+    assert script.calls == [*START, "plan"]
+    assert result.termination == "all_pruned"
 
 
 async def test_all_pruned_when_the_first_level_is_fatal() -> None:

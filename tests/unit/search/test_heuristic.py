@@ -6,6 +6,7 @@ import pytest
 
 from guardsearch import GuardResult
 from guardsearch.search import Failure, RuleHeuristic
+from guardsearch.search.heuristic import decide_with_rule
 
 
 def failure(feedback: str, *, retry: int = 1, history: tuple[str, ...] = ()) -> Failure:
@@ -53,3 +54,43 @@ def test_repetition_overrides_the_convergence_rules() -> None:
     h = RuleHeuristic()
     repeated = failure("x not satisfiable", retry=3, history=("x not satisfiable",) * 2)
     assert h(repeated) == 3
+
+
+@pytest.mark.parametrize(
+    ("feedback", "history", "rule"),
+    [
+        ("not parseable as JSON", (), "not parseable -> formatting error"),
+        ("x not satisfiable", (), "not satisfiable -> missing context or wrong step ordering"),
+        ("dead-end: no path", (), "dead-end + no path -> fundamental structural problem"),
+        ("vague", ("vague",), "same feedback 2x -> repeated identical failures"),
+        ("vague", (), "no rule matched -> retry in place"),
+    ],
+)
+def test_rule_names_the_row_that_decided(
+    feedback: str, history: tuple[str, ...], rule: str
+) -> None:
+    assert RuleHeuristic().rule(failure(feedback, retry=2, history=history)) == rule
+
+
+def test_a_dedup_verdict_is_not_feedback_and_never_escalates() -> None:
+    text = "no new candidates: every proposal repeats an earlier one (x)"
+    repeated = Failure(
+        step="plan",
+        level=3,
+        verdict=GuardResult.fail(text, "dedup"),
+        retry_count=3,
+        history=(text, text),
+    )
+    assert RuleHeuristic().explain(repeated) == (0, "duplicate output")
+    assert RuleHeuristic().rule(repeated).startswith("duplicate output -> not guard feedback")
+
+
+async def test_decide_with_rule_names_a_plain_function_heuristic() -> None:
+    def always_two(f: Failure) -> int:
+        return 2
+
+    assert await decide_with_rule(always_two, failure("x")) == (2, "always_two")
+    assert await decide_with_rule(RuleHeuristic(), failure("x unreachable")) == (
+        1,
+        "unreachable -> plan doesn't solve the problem",
+    )

@@ -9,6 +9,11 @@
   MAX_EXPLORATIONS step executions, and reports dead ends where no path reaches the
   goal or the safe facts.
 
+Only Minimal needs no problem: for a free task (`problem=None`) it checks the plan's
+actions against the ones recon listed (when recon ran) instead of the problem's.
+Medium and Expansive need the initial facts, the goal and the actions' preconditions
+and effects, so they need a problem.
+
 Their feedback strings are written for the backtrack heuristic's rule table:
 "not parseable", "missing required field", "retry_budget <= 0" (retry the plan);
 "not satisfiable", "unreachable", "exceeds R_max", "MAX_EXPLORATIONS" (back to the
@@ -24,6 +29,7 @@ from pydantic import ValidationError
 
 from guardsearch.apps.plan.plan_format import Plan, complete_plan, plan_schema
 from guardsearch.apps.plan.problems import Problem
+from guardsearch.apps.plan.step_guards import earlier, recon_actions
 from guardsearch.apps.plan.traces import MAX_EXPLORATIONS, explore, run_main_line
 from guardsearch.core.artifact import Artifact
 from guardsearch.core.context import Context
@@ -46,9 +52,10 @@ def _set(values: Any) -> str:
 class MinimalPlanGuard:
     """Structure: parseable, required fields, retry budgets > 0, a well-formed DAG.
 
-    Steps that leave out `pre`/`effects` get their action's (`complete_plan`)."""
+    Steps that leave out `pre`/`effects` get their action's (`complete_plan`). With
+    `problem=None` (a free task) the known actions are the ones recon listed, if any."""
 
-    problem: Problem
+    problem: Problem | None
     name: str = "plan-minimal"
     level: ClassVar[Level] = "minimal"
     _schema: SchemaGuard = field(init=False, repr=False)
@@ -65,7 +72,9 @@ class MinimalPlanGuard:
                 value = parse_json(artifact.text)
             except ParseError as exc:
                 return self._fail("minimal", [str(exc)])
-        artifact = replace(artifact, value=complete_plan(self.problem, value))
+        if self.problem is not None:
+            value = complete_plan(self.problem, value)
+        artifact = replace(artifact, value=value)
         verdict = await self._schema.check(artifact, context)
         if not verdict.passed:
             return self._fail("minimal", [verdict.feedback])
@@ -73,24 +82,32 @@ class MinimalPlanGuard:
             plan = Plan.model_validate(artifact.value)
         except ValidationError as exc:  # pragma: no cover - the schema check comes first
             return self._fail("minimal", [f"schema violation: {exc.errors()[0]['msg']}"])
-        problems = self.structure(plan)
+        problems = self.structure(plan, context)
         if problems:
             return self._fail("minimal", problems)
         return await self.deeper(plan)
 
-    def structure(self, plan: Plan) -> list[str]:
+    def known_actions(self, context: Context | None) -> tuple[tuple[str, ...], str] | None:
+        """The actions a plan may use and whose they are; None: any action name."""
+        if self.problem is not None:
+            return self.problem.action_names, "the problem's actions"
+        found = recon_actions(earlier(context, "recon")) if context is not None else None
+        return (tuple(found), "the actions recon listed") if found else None
+
+    def structure(self, plan: Plan, context: Context | None = None) -> list[str]:
         found: list[str] = []
         ids = [s.id for s in plan.steps]
         for ident in sorted({i for i in ids if ids.count(i) > 1}):
             found.append(f"step id {ident} is used more than once")
         position = {s.id: i for i, s in enumerate(plan.steps)}
+        known = self.known_actions(context)
         for i, step in enumerate(plan.steps):
             if step.retry_budget <= 0:
                 found.append(f"step {step.id}: retry_budget <= 0 (each step needs >= 1 attempt)")
-            if self.problem.action(step.action) is None:
+            if known is not None and step.action not in known[0]:
                 found.append(
-                    f"step {step.id}: action {step.action!r} is not one of the problem's "
-                    f"actions ({', '.join(self.problem.action_names)})"
+                    f"step {step.id}: action {step.action!r} is not one of {known[1]} "
+                    f"({', '.join(known[0])})"
                 )
             if step.on_failure is not None:
                 target = position.get(step.on_failure)
@@ -132,10 +149,23 @@ class MediumPlanGuard(MinimalPlanGuard):
     name: str = "plan-medium"
     level: ClassVar[Level] = "medium"
 
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.problem is None:
+            raise ConfigError(
+                f"the {self.level} plan guard needs a problem (initial facts, goal, actions); "
+                "a free task gets the minimal guard"
+            )
+
+    @property
+    def spec(self) -> Problem:
+        assert self.problem is not None  # __post_init__ checked it
+        return self.problem
+
     def semantics(self, plan: Plan) -> list[str]:
         mismatched: list[str] = []
         for step in plan.steps:
-            action = self.problem.action(step.action)
+            action = self.spec.action(step.action)
             assert action is not None  # Minimal checked it
             if set(step.pre) != set(action.pre) or set(step.effects) != set(action.effects):
                 mismatched.append(
@@ -145,7 +175,7 @@ class MediumPlanGuard(MinimalPlanGuard):
         if mismatched:  # the rest would judge a plan that means something else
             return mismatched
         found: list[str] = []
-        line = run_main_line(self.problem, plan)
+        line = run_main_line(self.spec, plan)
         for unmet in line.unmet:
             found.append(
                 f"preconditions {_set(unmet.missing)} of step {unmet.step} ({unmet.action}) "
@@ -156,8 +186,8 @@ class MediumPlanGuard(MinimalPlanGuard):
                 f"goal tokens {_set(line.missing_goal)} unreachable: no main-line step gives them"
             )
         total = plan.total_retry_budget
-        if total > self.problem.r_max:
-            found.append(f"total_retry_budget {total} exceeds R_max {self.problem.r_max}")
+        if total > self.spec.r_max:
+            found.append(f"total_retry_budget {total} exceeds R_max {self.spec.r_max}")
         return found
 
     async def deeper(self, plan: Plan) -> GuardResult:
@@ -185,7 +215,7 @@ class ExpansivePlanGuard(MediumPlanGuard):
             raise ConfigError(f"max_explorations must be >= 1, got {self.max_explorations}")
 
     async def deepest(self, plan: Plan) -> GuardResult:
-        found = explore(self.problem, plan, self.max_explorations)
+        found = explore(self.spec, plan, self.max_explorations)
         if found.dead_ends:
             shown = "; ".join(
                 f"dead-end: if {d.after} ({d.action}) fails, no path reaches the goal or the "
@@ -212,9 +242,13 @@ GUARDS: dict[str, type[MinimalPlanGuard]] = {
 
 
 def plan_guard(
-    problem: Problem, level: str = "expansive", *, max_explorations: int = MAX_EXPLORATIONS
+    problem: Problem | None,
+    level: str = "expansive",
+    *,
+    max_explorations: int = MAX_EXPLORATIONS,
 ) -> MinimalPlanGuard:
-    """The plan guard at `level` (minimal, medium or expansive) for `problem`."""
+    """The plan guard at `level` (minimal, medium or expansive) for `problem`; a free
+    task (`problem=None`) can only have the minimal one (ConfigError otherwise)."""
     if level == "expansive":
         return ExpansivePlanGuard(problem, max_explorations=max_explorations)
     if level in GUARDS:

@@ -22,7 +22,9 @@ decisions — which actions, their order, retry budgets, failure branches — an
 `generation_schema(problem, actions)` constrains its output to exactly those: only
 the given actions, an `on_failure` only on risky ones, every string and list bounded
 (the embedded llama.cpp grammar needs bounds). `plan_schema()` is the structural
-schema the Minimal guard validates.
+schema the Minimal guard validates. A free task has no action catalogue:
+`free_generation_schema(actions)` allows recon's action names (or any normalised
+name), and an `on_failure` on any step.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from guardsearch.apps.plan.problems import Problem
+from guardsearch.apps.plan.problems import NAME_PATTERN, Problem
 
 MAX_STEPS = 8
 MAX_GENERATED_STEPS = 6
@@ -177,6 +179,41 @@ def generation_schema(problem: Problem, actions: Sequence[str] | None = None) ->
             "steps": {
                 "type": "array",
                 "items": step_schema_for(problem, names or problem.action_names),
+                "minItems": 1,
+                "maxItems": MAX_GENERATED_STEPS,
+            }
+        },
+        "required": ["steps"],
+        "additionalProperties": False,
+    }
+
+
+def free_generation_schema(actions: Sequence[str] | None = None) -> dict[str, Any]:
+    """The generation schema for a free task: steps using `actions` (recon's names;
+    default: any normalised name), each may name an `on_failure` step."""
+    names = list(dict.fromkeys(actions or ()))
+    action: dict[str, Any] = (
+        {"type": "string", "enum": names}
+        if names
+        else {"type": "string", "pattern": NAME_PATTERN, "maxLength": NAME_CHARS}
+    )
+    step = {
+        "type": "object",
+        "properties": {
+            "id": {"type": "string", "pattern": ID_PATTERN},
+            "action": action,
+            "retry_budget": {"type": "integer", "minimum": 0, "maximum": MAX_RETRY_BUDGET},
+            "on_failure": {"type": "string", "pattern": ID_PATTERN},
+        },
+        "required": ["id", "action", "retry_budget"],
+        "additionalProperties": False,
+    }
+    return {
+        "type": "object",
+        "properties": {
+            "steps": {
+                "type": "array",
+                "items": step,
                 "minItems": 1,
                 "maxItems": MAX_GENERATED_STEPS,
             }

@@ -3,7 +3,8 @@
 A *backtrack* here is one the search acted on: it went back and regenerated an
 earlier step. A chain of backtrack events with no expansion between them (a level
 out of visits handing the failure further up) is one backtrack, from the step that
-failed to the step regenerated, its depth the sum of the chain's.
+failed to the step regenerated, its depth the sum of the chain's; its reason and rule
+are the first event's (what started the chain).
 """
 
 from __future__ import annotations
@@ -24,7 +25,13 @@ def _run_events(events: tuple[Event, ...]) -> list[Event]:
 
 
 def backtracks(result: SearchResult) -> list[dict[str, Any]]:
-    """The backtracks the search acted on, in order: from, to, depth, reason, feedback."""
+    """The backtracks the search acted on, in order: from, to, depth, reason, rule, feedback.
+
+    `reason` is who decided (`heuristic`, `space`, or `ceiling` when a level ran out of
+    retries or visits); `rule` is why: the §4.1 row that matched
+    (`not satisfiable -> missing context or wrong step ordering`), the heuristic's name
+    for a plain function (`backtrack_one_level`), `model: recon caused it`, or for a
+    ceiling `rmax exhausted at plan` / `visit limit of strategy`."""
     out: list[dict[str, Any]] = []
     chain: list[Event] = []
     for event in _run_events(result.trace.events):
@@ -39,6 +46,7 @@ def backtracks(result: SearchResult) -> list[dict[str, Any]]:
                         "to": chain[-1].data.get("to_step"),
                         "depth": sum(int(e.data.get("depth", 0)) for e in chain),
                         "reason": first.data.get("reason"),
+                        "rule": first.data.get("rule"),
                         "feedback": first.data.get("feedback", ""),
                     }
                 )
@@ -99,3 +107,38 @@ def result_dict(result: SearchResult) -> dict[str, Any]:
             if n.parent is not None
         ],
     }
+
+
+def tree_summary(payload: dict[str, Any]) -> dict[str, dict[str, int]]:
+    """Judged nodes by step (in pipeline order) and status, from a `result_dict`:
+    `passed` (open or expanded), `goal`, `failed`, `pruned`."""
+    out: dict[str, dict[str, int]] = {}
+    for node in payload.get("tree", []):
+        status = str(node.get("status"))
+        status = "passed" if status in ("open", "expanded") else status
+        per = out.setdefault(str(node.get("step")), {})
+        per[status] = per.get(status, 0) + 1
+    return out
+
+
+def summary_lines(payload: dict[str, Any]) -> list[str]:
+    """The search tree in a few lines: nodes by step and status, then every backtrack
+    with its depth and cause, then how the search ended."""
+    counts = tree_summary(payload)
+    total = sum(sum(per.values()) for per in counts.values())
+    lines = [f"search tree: {total} node{'s' if total != 1 else ''} judged"]
+    width = max((len(step) for step in counts), default=0)
+    for step, per in counts.items():
+        shown = ", ".join(
+            f"{per[s]} {s}" for s in ("goal", "passed", "failed", "pruned") if s in per
+        )
+        lines.append(f"  {step:<{width}}  {sum(per.values())}: {shown}")
+    backs = payload.get("backtracks", [])
+    lines.append(f"backtracks: {len(backs)}")
+    for b in backs:
+        lines.append(
+            f"  {b['from']} -> {b['to']} (depth {b['depth']}, {b['reason']}): "
+            f"{b.get('rule') or 'no rule'}"
+        )
+    lines.append(f"termination: {payload.get('termination')}")
+    return lines

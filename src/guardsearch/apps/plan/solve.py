@@ -1,14 +1,21 @@
-"""plan_problem: run one pipeline on one planning problem (the CLI's `plan` wraps it)."""
+"""plan_problem: run one pipeline on one planning problem (the CLI's `plan` wraps it).
+
+A *free task* (`problem=None`, `task="..."`) runs the same pipeline on the task's text
+alone; with no initial state, goal or actions it is judged by the guards that need no
+problem: the step guards and the Minimal plan guard (`guard_level` "minimal"; asking
+for medium or expansive is a ConfigError). The result says which level ran.
+"""
 
 from __future__ import annotations
 
 import time
 from typing import Any
 
+from guardsearch.apps.plan.guards import LEVELS
 from guardsearch.apps.plan.pipelines import get_pipeline
 from guardsearch.apps.plan.problems import Problem, get_problem
 from guardsearch.apps.plan.report import result_dict
-from guardsearch.apps.plan.space import PlanSpace
+from guardsearch.apps.plan.space import FREE_TASK_NOTE, PlanSpace
 from guardsearch.apps.plan.traces import MAX_EXPLORATIONS
 from guardsearch.core.budget import Budget, max_calls
 from guardsearch.core.errors import ConfigError
@@ -29,27 +36,46 @@ DEFAULT_GUARD_LEVEL = "expansive"
 DEFAULT_TEMPERATURE = 0.7
 
 
+def resolve_guard_level(problem: Problem | None, guard_level: str | None) -> str:
+    """The plan guard level that runs: the one asked for (default expansive) for a
+    problem; minimal for a free task, which has nothing the others could judge by."""
+    if guard_level is not None and guard_level not in LEVELS:
+        raise ConfigError(f"unknown guard level {guard_level!r}; choose one of {', '.join(LEVELS)}")
+    if problem is not None:
+        return guard_level or DEFAULT_GUARD_LEVEL
+    if guard_level not in (None, "minimal"):
+        raise ConfigError(
+            f"guard level {guard_level!r} needs a problem's initial state, goal and actions; "
+            "a free task is judged by the minimal guard (or give --problem ID or "
+            "--problem-file FILE)"
+        )
+    return "minimal"
+
+
 async def plan_search(
-    problem: Problem,
+    problem: Problem | None,
     *,
     pipeline: str = DEFAULT_PIPELINE,
     model: Model | Metered,
     budget: Budget | None = None,
     trace: Trace | None = None,
     task: str | None = None,
-    guard_level: str = DEFAULT_GUARD_LEVEL,
+    guard_level: str | None = None,
     heuristic: str | Heuristic | None = None,
     window: int | None = None,
     max_explorations: int = MAX_EXPLORATIONS,
     **options: Any,
 ) -> SearchResult:
-    """Run `pipeline` on `problem`; the SearchResult (tree, trace, usage) for analysis."""
+    """Run `pipeline` on `problem` (None: the free task `task`); the SearchResult
+    (tree, trace, usage) for analysis."""
     chosen = get_pipeline(pipeline)
+    if problem is None and not (task and task.strip()):
+        raise ConfigError("a free task needs its text (task=...), or give a problem")
     options.setdefault("temperature", DEFAULT_TEMPERATURE)
     space = PlanSpace.build(
         problem,
         chosen.steps,
-        guard_level=guard_level,
+        guard_level=resolve_guard_level(problem, guard_level),
         task=task,
         budgets=chosen.budgets(),
         window=window,
@@ -67,25 +93,29 @@ async def plan_search(
 
 
 async def plan_problem(
-    problem: Problem | str,
+    problem: Problem | str | None,
     *,
     task: str | None = None,
     pipeline: str = DEFAULT_PIPELINE,
     model: Model | Metered | str | None = None,
     budget_calls: int | None = DEFAULT_BUDGET_CALLS,
-    guard_level: str = DEFAULT_GUARD_LEVEL,
+    guard_level: str | None = None,
     heuristic: str | Heuristic | None = None,
     trace: Trace | None = None,
     **options: Any,
 ) -> dict[str, Any]:
-    """Plan for a shipped problem (by id) or a `Problem`; returns a JSON-ready dict.
+    """Plan for a shipped problem (by id), a `Problem`, or a free task (`problem=None`
+    and `task="..."`); returns a JSON-ready dict.
 
-    Keys: `problem`, `pipeline`, `succeeded`, `termination`, `plan` (the winning plan,
-    or None), `path` (the winning or best failed path), `calls`, `tokens`, `backtracks`
-    (each with from/to step, depth and reason), `tree` (every node with step, attempt,
-    passed, feedback), `seconds`, `model`.
+    Keys: `problem` (None for a free task), `category`, `task`, `pipeline`,
+    `guard_level` (the plan guard that ran), `guard_note` (why, for a free task),
+    `succeeded`, `termination`, `plan` (the winning plan, or None), `path` (the winning
+    or best failed path), `calls`, `tokens`, `backtracks` (each with from/to step,
+    depth, reason and rule), `tree` (every node with step, attempt, passed, feedback),
+    `seconds`, `model`.
     """
     the_problem = get_problem(problem) if isinstance(problem, str) else problem
+    level = resolve_guard_level(the_problem, guard_level)
     if budget_calls is not None and budget_calls < 1:
         raise ConfigError(f"budget_calls must be >= 1, got {budget_calls}")
     the_model = model_from_spec(model) if model is None or isinstance(model, str) else model
@@ -100,16 +130,18 @@ async def plan_problem(
         budget=budget,
         trace=None if isinstance(the_model, Metered) else trace,
         task=task,
-        guard_level=guard_level,
+        guard_level=level,
         heuristic=heuristic,
         **options,
     )
     payload = result_dict(result)
     return {
-        "problem": the_problem.id,
-        "category": the_problem.category,
+        "problem": the_problem.id if the_problem else None,
+        "category": the_problem.category if the_problem else None,
+        "task": task,
         "pipeline": pipeline,
-        "guard_level": guard_level,
+        "guard_level": level,
+        "guard_note": None if the_problem else FREE_TASK_NOTE,
         **payload,
         "seconds": round(time.perf_counter() - started, 3),
         "model": the_model.name,

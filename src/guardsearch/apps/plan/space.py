@@ -5,6 +5,11 @@ node's state is the tuple (A, R, S, P) of seed 000 §3.1, as a dict) and narrows
 request's JSON Schema by what came before: the strategy's order and the plan's
 actions may only use the actions recon found. A recon that missed an action thus
 shows up downstream, and the feedback heuristic can send the search back to it.
+
+A *free task* (`problem=None`: only the task's text) runs the same four steps on
+prompts of their own (`plan_free_*.j2`) that ask for lower_snake_case names instead of
+listing the problem's; with no facts or actions to judge against, only the guards
+that need no problem spec run: the step guards and the Minimal plan guard.
 """
 
 from __future__ import annotations
@@ -16,7 +21,11 @@ from functools import partial
 from typing import Any
 
 from guardsearch.apps.plan.guards import plan_guard
-from guardsearch.apps.plan.plan_format import complete_plan, generation_schema
+from guardsearch.apps.plan.plan_format import (
+    complete_plan,
+    free_generation_schema,
+    generation_schema,
+)
 from guardsearch.apps.plan.problems import Problem
 from guardsearch.apps.plan.step_guards import (
     AnalysisGuard,
@@ -50,19 +59,39 @@ SEARCH_BUDGETS: dict[str, StepBudget] = {
 MAX_TOKENS = {"analysis": 64, "recon": 96, "strategy": 128, "plan": 400}
 
 
-def parse_plan(problem: Problem, text: str) -> Any:
+FREE_TASK_NOTE = (
+    "free task: no initial state, goal or actions to judge by, so the minimal plan guard "
+    "and the step guards ran; medium and expansive need a problem (--problem ID or "
+    "--problem-file FILE)"
+)
+
+
+def free_objective(task: str) -> str:
+    """A free task as the objective every step's prompt starts with."""
+    text = " ".join(task.split())
+    if not text:
+        raise ConfigError("a free task needs its text")
+    return (
+        f"{text}\nNo facts or actions are given: name them yourself as short "
+        "lower_snake_case names (like backup_taken or restore_backup)."
+    )
+
+
+def parse_plan(problem: Problem | None, text: str) -> Any:
     """The model's plan as JSON, each step's `pre`/`effects` filled in from its action."""
-    return complete_plan(problem, parse_json(text))
+    value = parse_json(text)
+    return complete_plan(problem, value) if problem is not None else value
 
 
 def plan_step(
     name: str,
-    problem: Problem,
+    problem: Problem | None,
     guard_level: str = "expansive",
     max_explorations: int = MAX_EXPLORATIONS,
 ) -> Step:
-    """One of the four guarded steps for `problem` (prompt file `plan_<name>.j2`)."""
-    template = PromptTemplate.packaged(f"plan_{name}")
+    """One of the four guarded steps for `problem` (prompt file `plan_<name>.j2`), or for
+    a free task (`problem=None`: `plan_free_<name>.j2`, the minimal plan guard only)."""
+    template = PromptTemplate.packaged(f"plan_{name}" if problem else f"plan_free_{name}")
     rmax = SEARCH_BUDGETS[name].rmax
     tokens = MAX_TOKENS[name]
     if name == "analysis":
@@ -108,14 +137,15 @@ def plan_step(
 
 @dataclass(kw_only=True)
 class PlanSpace(StepSpace):
-    """A StepSpace over `problem` whose requests are narrowed by earlier outputs."""
+    """A StepSpace over `problem` (None: a free task) whose requests are narrowed by
+    earlier outputs."""
 
-    problem: Problem
+    problem: Problem | None
 
     @classmethod
     def build(
         cls,
-        problem: Problem,
+        problem: Problem | None,
         steps: Sequence[str] = STEP_NAMES,
         *,
         guard_level: str = "expansive",
@@ -124,7 +154,10 @@ class PlanSpace(StepSpace):
         window: int | None = None,
         max_explorations: int = MAX_EXPLORATIONS,
     ) -> PlanSpace:
-        objective = Context(objective=problem.describe(task))
+        if problem is None:
+            objective = Context(objective=free_objective(task or ""))
+        else:
+            objective = Context(objective=problem.describe(task))
         if window is not None:
             objective = dataclasses.replace(objective, window=window)
         return cls(
@@ -142,6 +175,8 @@ class PlanSpace(StepSpace):
             return recon_schema(self.problem)
         if step == "strategy":
             return strategy_schema(self.problem, found)
+        if self.problem is None:
+            return free_generation_schema(found)
         return generation_schema(self.problem, found)
 
     def request(

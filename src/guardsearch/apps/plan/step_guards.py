@@ -9,15 +9,21 @@
 
 Every string and list is bounded (the llama.cpp grammar needs it); the schemas list
 the problem's own facts and actions as enums, so a small model can only name real ones.
+
+For a free task (`problem=None`: no facts or actions to compare with) the schemas ask
+for short normalised names (`^[a-z][a-z0-9_]{0,39}$`) instead of enums, and the guards
+check only what needs no problem: a class and key facts present, recon names actions,
+the strategy's order uses only recon's actions.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from guardsearch.apps.plan.problems import CATEGORIES, Problem
+from guardsearch.apps.plan.problems import CATEGORIES, NAME_PATTERN, Problem
 from guardsearch.core.artifact import Artifact
 from guardsearch.core.context import Context
 from guardsearch.core.errors import ParseError
@@ -32,14 +38,23 @@ def _names(values: Sequence[str]) -> dict[str, Any]:
     return {"type": "string", "enum": list(values)}
 
 
-def analysis_schema(problem: Problem) -> dict[str, Any]:
+def _free_name() -> dict[str, Any]:
+    """Any short normalised name (a free task has no vocabulary to list)."""
+    return {"type": "string", "pattern": NAME_PATTERN, "maxLength": 40}
+
+
+def is_name(value: str) -> bool:
+    return re.match(NAME_PATTERN, value) is not None
+
+
+def analysis_schema(problem: Problem | None) -> dict[str, Any]:
     return {
         "type": "object",
         "properties": {
             "problem_class": _names(CATEGORIES),
             "key_facts": {
                 "type": "array",
-                "items": _names(problem.facts),
+                "items": _names(problem.facts) if problem else _free_name(),
                 "minItems": 1,
                 "maxItems": MAX_KEY_FACTS,
             },
@@ -49,13 +64,13 @@ def analysis_schema(problem: Problem) -> dict[str, Any]:
     }
 
 
-def recon_schema(problem: Problem) -> dict[str, Any]:
+def recon_schema(problem: Problem | None) -> dict[str, Any]:
     return {
         "type": "object",
         "properties": {
             "actions": {
                 "type": "array",
-                "items": _names(problem.action_names),
+                "items": _names(problem.action_names) if problem else _free_name(),
                 "minItems": 1,
                 "maxItems": MAX_LISTED,
             },
@@ -65,9 +80,16 @@ def recon_schema(problem: Problem) -> dict[str, Any]:
     }
 
 
-def strategy_schema(problem: Problem, actions: Sequence[str] | None = None) -> dict[str, Any]:
+def strategy_schema(
+    problem: Problem | None, actions: Sequence[str] | None = None
+) -> dict[str, Any]:
     """`order` may only use `actions` (recon's findings) when given."""
-    names = [a for a in (actions or ()) if problem.action(a)] or list(problem.action_names)
+    if problem is None:
+        found = [a for a in dict.fromkeys(actions or ()) if is_name(a)]
+        items = _names(found) if found else _free_name()
+    else:
+        names = [a for a in (actions or ()) if problem.action(a)] or list(problem.action_names)
+        items = _names(names)
     return {
         "type": "object",
         "properties": {
@@ -75,7 +97,7 @@ def strategy_schema(problem: Problem, actions: Sequence[str] | None = None) -> d
             "rationale": {"type": "string", "minLength": 10, "maxLength": 120},
             "order": {
                 "type": "array",
-                "items": _names(names),
+                "items": items,
                 "minItems": 1,
                 "maxItems": MAX_LISTED,
             },
@@ -110,19 +132,32 @@ def _set(values: Sequence[str] | set[str]) -> str:
 
 @dataclass
 class AnalysisGuard:
-    """A problem class and key facts present, all of them facts of this problem."""
+    """A problem class and key facts present, all of them facts of this problem (for a
+    free task: short lower_snake_case names)."""
 
-    problem: Problem
+    problem: Problem | None
     name: str = "analysis"
 
     async def check(self, artifact: Artifact, context: Context) -> GuardResult:
         value = artifact.value
         facts = [f for f in value.get("key_facts", []) if isinstance(f, str)]
-        unknown = [f for f in facts if f not in self.problem.facts]
-        if unknown:
-            return GuardResult.fail(
-                f"key_facts {_set(unknown)} are not facts of this problem", self.name
-            )
+        if self.problem is None:
+            if value.get("problem_class") not in CATEGORIES:
+                return GuardResult.fail(
+                    f"problem_class must be one of {', '.join(CATEGORIES)}", self.name
+                )
+            unknown = [f for f in facts if not is_name(f)]
+            if unknown:
+                return GuardResult.fail(
+                    f"key_facts {_set(unknown)} are not short lower_snake_case fact names",
+                    self.name,
+                )
+        else:
+            unknown = [f for f in facts if f not in self.problem.facts]
+            if unknown:
+                return GuardResult.fail(
+                    f"key_facts {_set(unknown)} are not facts of this problem", self.name
+                )
         if not facts:
             return GuardResult.fail("analysis names no key facts", self.name)
         return GuardResult.ok(self.name)
@@ -130,14 +165,25 @@ class AnalysisGuard:
 
 @dataclass
 class ReconGuard:
-    """Findings tied to the spec: real actions, and one giving each goal fact."""
+    """Findings tied to the spec: real actions, and one giving each goal fact (for a
+    free task, with no spec: at least one action, each a lower_snake_case name)."""
 
-    problem: Problem
+    problem: Problem | None
     name: str = "recon"
 
     async def check(self, artifact: Artifact, context: Context) -> GuardResult:
         value = artifact.value
         listed = set(recon_actions(value) or [])
+        if self.problem is None:  # a free task: actions named, nothing to tie them to
+            if not listed:
+                return GuardResult.fail("recon lists no actions", self.name)
+            odd = [a for a in listed if not is_name(a)]
+            if odd:
+                return GuardResult.fail(
+                    f"actions {_set(odd)} are not short lower_snake_case action names",
+                    self.name,
+                )
+            return GuardResult.ok(self.name)
         unknown = listed - set(self.problem.action_names)
         if unknown:
             return GuardResult.fail(f"actions {_set(unknown)} are not in the problem", self.name)
@@ -156,7 +202,7 @@ class ReconGuard:
 class StrategyGuard:
     """One named approach with a rationale; its order uses only recon's actions."""
 
-    problem: Problem
+    problem: Problem | None
     name: str = "strategy"
 
     async def check(self, artifact: Artifact, context: Context) -> GuardResult:
@@ -169,9 +215,14 @@ class StrategyGuard:
         if len(rationale.split()) < 3:
             problems.append("rationale must say in a sentence why the approach fits")
         order = [a for a in value.get("order", []) if isinstance(a, str)]
-        unknown = [a for a in order if self.problem.action(a) is None]
-        if unknown:
-            problems.append(f"order uses {_set(unknown)}, which are not actions of the problem")
+        if self.problem is None:
+            unknown = [a for a in order if not is_name(a)]
+            if unknown:
+                problems.append(f"order uses {_set(unknown)}, which are not action names")
+        else:
+            unknown = [a for a in order if self.problem.action(a) is None]
+            if unknown:
+                problems.append(f"order uses {_set(unknown)}, which are not actions of the problem")
         found = recon_actions(earlier(context, "recon"))
         if found is not None:
             extra = [a for a in order if a not in found and a not in unknown]

@@ -8,15 +8,28 @@ proposer again. When every candidate of an attempt fails, the space's
 levels and amends that ancestor's context with a failure summary (seed 000 §6), -1
 gives up.
 
+An attempt whose every candidate repeated an earlier output (dedup dropped them all)
+judged nothing: it is not guard feedback. The level is retried with fresh seeds (and
+`duplicate_temperature`, when set), nothing goes in the retry channel, the heuristic
+is not asked, so a repeat never counts toward the repeated-feedback escalation. The
+attempt still counts against the level's `rmax`.
+
 Budgets (seed 000 §5), per level: each *visit* of a level makes at most `rmax`
 attempts, and a level may be visited at most `1 + backtrack_budget` times (the first
 visit, then once per return from a failure below it or a new parent above it). So a
 level makes at most `rmax x (1 + backtrack_budget)` attempts in the whole search and
 the proposer calls are bounded by B_max = sum over levels of that, x `samples`.
 
-Termination: `success` (a goal), `backtrack_ceiling` (a level's retries or visits ran
-out and nothing above it can go on), `all_pruned` (a fatal verdict at the root
-level, or the heuristic gave up), plus the driver's `budget_exhausted`/`cancelled`.
+Termination (seed 000 §5.3), when the first level can do nothing more:
+
+- `backtrack_ceiling`: a failure came back to the first level after its visits were
+  spent, while some level below still had visits left under a node that passed (its
+  allowance was cut off by the limits above it: more backtrack budget could go on);
+- `all_pruned`: nothing is left to try: the first level's last visit failed every
+  candidate within its `rmax`, or every level the search could reach has spent its
+  visits, or a fatal verdict at the first level, or the heuristic gave up;
+
+plus `success` (a goal) and the driver's `budget_exhausted`/`cancelled`.
 """
 
 from __future__ import annotations
@@ -26,9 +39,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from guardsearch.core.budget import StepBudget
+from guardsearch.core.errors import ConfigError
 from guardsearch.core.guard_result import GuardResult
 from guardsearch.search.expand import Engine, order_key
-from guardsearch.search.heuristic import GIVE_UP, Failure, Heuristic, RuleHeuristic, decide
+from guardsearch.search.heuristic import (
+    GIVE_UP,
+    Failure,
+    Heuristic,
+    RuleHeuristic,
+    decide_with_rule,
+)
 from guardsearch.search.node import Node
 from guardsearch.search.space import SearchSpace, advised_backtrack_depth
 from guardsearch.search.state import Termination
@@ -48,11 +68,24 @@ class DFSOptions:
     regenerate this node. Off by default (seed 000's pipelines yield one child per
     call, so there is nothing to prefer); on for spaces whose proposer lists many
     children per call, like the Game of 24.
+
+    `duplicate_temperature`: the temperature of a regeneration that follows an attempt
+    whose every candidate repeated an earlier output (None: the search's own). Such a
+    regeneration always gets fresh seeds; at temperature 0 a greedy model answers the
+    same again whatever the seed, so set a small value (e.g. 0.3) to let it vary. Never
+    applied unless you set it.
     """
 
     heuristic: Heuristic = field(default_factory=RuleHeuristic)
     budgets: Budgets = None
     prefer_siblings: bool = False
+    duplicate_temperature: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.duplicate_temperature is not None and self.duplicate_temperature < 0:
+            raise ConfigError(
+                f"duplicate_temperature must be >= 0, got {self.duplicate_temperature}"
+            )
 
 
 def level_budget(space: SearchSpace, budgets: Budgets, level: int) -> StepBudget:
@@ -71,7 +104,21 @@ def b_max(space: SearchSpace, budgets: Budgets = None, *, samples: int = 1, leve
 
 
 def _frame(node: str) -> dict[str, Any]:
-    return {"node": node, "pending": [], "attempts": 0, "in_visit": False, "last": "", "visits": 0}
+    # fresh: attempts of this node that only repeated earlier outputs (each shifts the
+    # seeds of the node's later attempts); repeat: the last attempt was such a one.
+    return {
+        "node": node,
+        "pending": [],
+        "attempts": 0,
+        "in_visit": False,
+        "last": "",
+        "visits": 0,
+        "fresh": 0,
+        "repeat": False,
+    }
+
+
+NO_NEW_OUTPUT = "no new output: every regeneration repeated an earlier output"
 
 
 class DFS:
@@ -114,23 +161,48 @@ class DFS:
             ):
                 why = "its children failed; untried alternatives remain above"
                 verdict = GuardResult.fail(why, "dfs")
-                return self._fail_up(engine, stack, verdict, "pruned", amend=False)
+                return self._fail_up(
+                    engine, options, stack, verdict, "pruned", amend=False, rule="prefer siblings"
+                )
             used = data["visits"].get(key, 0)
             if used >= 1 + budget.backtrack_budget:
                 why = f"level {engine.space.level(level)} was visited {used} times (limit)"
                 verdict = GuardResult.fail(why, "dfs")
-                return self._fail_up(engine, stack, verdict, "ceiling", amend=False)
+                return self._fail_up(
+                    engine, options, stack, verdict, "ceiling", amend=False, limit="visits"
+                )
             data["visits"][key] = used + 1
             frame["visits"] += 1
             frame["in_visit"], frame["attempts"] = True, 0
+            frame["last"], frame["repeat"] = "", False
             engine.clear_feedback(node)
         elif frame["attempts"] >= budget.rmax:
-            verdict = GuardResult.fail(frame["last"] or "retries exhausted", "dfs")
-            return self._fail_up(engine, stack, verdict, "ceiling")
+            last = frame["last"] or (NO_NEW_OUTPUT if frame.get("repeat") else "")
+            verdict = GuardResult.fail(last or "retries exhausted", "dfs")
+            return self._fail_up(engine, options, stack, verdict, "ceiling", limit="retries")
 
-        expansion = await engine.expand(node)
+        fresh = int(frame.get("fresh", 0))
+        heat = options.duplicate_temperature if frame.get("repeat") else None
+        expansion = await engine.expand(
+            node, seed_offset=fresh * engine.options.samples, temperature=heat
+        )
         frame["attempts"] += 1
         data["attempts"][key] = data["attempts"].get(key, 0) + 1
+        if expansion.duplicates and not expansion.children:
+            # Nothing was judged: not guard feedback. Retry with fresh seeds, within rmax.
+            frame["fresh"], frame["repeat"] = fresh + 1, True
+            engine.trace.emit(
+                "retry",
+                step=engine.space.level(level),
+                node=node.id,
+                attempt=frame["attempts"] + 1,
+                reason="duplicate",
+                duplicate_of=list(expansion.duplicates),
+                seed_offset=(fresh + 1) * engine.options.samples,
+                temperature=options.duplicate_temperature,
+            )
+            return None
+        frame["repeat"] = False
         viable = sorted(expansion.viable, key=order_key)
         goals = [c for c in viable if c.status == "goal"]
         if goals:
@@ -153,9 +225,10 @@ class DFS:
         )
         # The space knows its own structure: it is asked first, the heuristic after.
         depth = advised_backtrack_depth(engine.space, node, failure)
-        decided_by = "space"
+        decided_by, rule = "space", "space: backtrack_depth"
         if depth is None:
-            depth, decided_by = await decide(options.heuristic, failure), "heuristic"
+            depth, rule = await decide_with_rule(options.heuristic, failure)
+            decided_by = "heuristic"
         engine.trace.emit(
             "note",
             step=failure.step,
@@ -163,12 +236,13 @@ class DFS:
             message="heuristic",
             depth=depth,
             by=decided_by,
+            rule=rule,
             feedback=verdict.feedback,
         )
         if depth == GIVE_UP:
             return "all_pruned"
         if verdict.fatal:
-            return self._fail_up(engine, stack, verdict, "pruned")
+            return self._fail_up(engine, options, stack, verdict, "pruned", rule="fatal verdict")
         target = max(0, len(stack) - 1 - depth)
         if depth == 0 or target == len(stack) - 1:
             engine.add_feedback(node, verdict.feedback)
@@ -180,38 +254,63 @@ class DFS:
                 feedback=verdict.feedback,
             )
             return None
-        self._backtrack(engine, stack, target, verdict, decided_by, expansion.children)
+        self._backtrack(engine, stack, target, verdict, decided_by, expansion.children, rule=rule)
         return None
 
     def _fail_up(
         self,
         engine: Engine,
+        options: DFSOptions,
         stack: list[dict[str, Any]],
         verdict: GuardResult,
         why: str,
         *,
         amend: bool = True,
+        limit: str | None = None,
+        rule: str | None = None,
     ) -> Termination | None:
         """The top frame gives up: one level up, or the end of the search at the root.
 
         `amend=False` when the reason is the search's own bookkeeping (a visit limit,
-        siblings preferred), not something the model should read about.
+        siblings preferred), not something the model should read about. `limit` says
+        which limit ran out ("visits" or "retries"), for the termination at the root.
         """
+        node = engine.node(stack[-1]["node"])
+        step = engine.space.level(node.depth)
+        if rule is None and limit == "visits":
+            rule = f"visit limit of {step}"
+        elif rule is None and limit == "retries":
+            rule = f"rmax exhausted at {step}"
         if len(stack) == 1:
-            node = engine.node(stack[0]["node"])
+            ceiling = limit == "visits" and self._alternatives_remain(engine, options)
             engine.trace.emit(
                 "backtrack",
-                step=engine.space.level(node.depth),
+                step=step,
                 node=node.id,
                 to=None,
                 reason=why,
+                rule=rule,
                 feedback=verdict.feedback,
+                alternatives=ceiling,
             )
-            return "backtrack_ceiling" if why == "ceiling" else "all_pruned"
-        node = engine.node(stack[-1]["node"])
+            return "backtrack_ceiling" if ceiling else "all_pruned"
         tried = [c for c in engine.tree.children(node.id) if not c.viable]
-        self._backtrack(engine, stack, len(stack) - 2, verdict, why, tried, amend=amend)
+        self._backtrack(engine, stack, len(stack) - 2, verdict, why, tried, amend=amend, rule=rule)
         return None
+
+    @staticmethod
+    def _alternatives_remain(engine: Engine, options: DFSOptions) -> bool:
+        """Is there a level the search could still expand, were it not for the limits
+        above it: a node that passed (not yet a goal or a dead end) whose level has
+        visits left?"""
+        visits: dict[str, int] = engine.state.data["visits"]
+        for node in engine.tree:
+            if node.status not in ("root", "open", "expanded"):
+                continue
+            budget = level_budget(engine.space, options.budgets, node.depth)
+            if visits.get(str(node.depth), 0) < 1 + budget.backtrack_budget:
+                return True
+        return False
 
     def _backtrack(
         self,
@@ -223,6 +322,7 @@ class DFS:
         tried: list[Node],
         *,
         amend: bool = True,
+        rule: str | None = None,
     ) -> None:
         """Pop to frame `target` and amend its node's context with the failure summary."""
         failed = engine.node(stack[-1]["node"])
@@ -245,6 +345,7 @@ class DFS:
             to_step=engine.space.level(ancestor.depth),
             depth=failed.depth - ancestor.depth,
             reason=why,
+            rule=rule,
             feedback=verdict.feedback,
         )
 
