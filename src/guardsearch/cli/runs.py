@@ -52,6 +52,8 @@ def record_json(record: RunRecord, *, full: bool = False) -> dict[str, Any]:
         data["question"] = record.question
     if record.error is not None:
         data["error"] = record.error
+    if record.cancel_requested:
+        data["cancel_requested"] = True
     if full:
         data.update(
             spec=record.spec,
@@ -266,13 +268,18 @@ def cancel(
     store: StoreOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Mark a run that is not running (created, paused, failed) as cancelled."""
+    """Cancel a run: at once if it is not running, else at the live run's next checkpoint."""
     the_store = open_or_fail(store, as_json)
     try:
-        record = the_store.transition(run_id, "cancelled", termination="cancelled")
+        record = the_store.cancel(run_id)
     except GuardsearchError as exc:
         fail(str(exc), exit_for(exc), as_json=as_json)
     if as_json:
         print_json(record_json(record))
-    else:
+    elif record.status == "cancelled":
         out.print(f"{record.id} cancelled")
+    else:
+        out.print(
+            f"{record.id} cancel requested: process {record.owner} stops it at its next "
+            "checkpoint"
+        )

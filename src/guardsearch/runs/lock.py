@@ -2,15 +2,18 @@
 
 A fingerprint records the sha256 of every packaged prompt template, the solver
 config (app, strategy, options, budget: not the problem instance), the model spec
-and its weights digest, and the package version. A run stores its fingerprint when
-it is created; `guardsearch lock RUN_ID` writes it to `guardsearch.lock`; a run
-started or resumed with `--locked` compares the current fingerprint with the lock
-and refuses, naming every difference.
+and its weights digest, and the package version. An app named by import path
+(`pkg.module:build`, code outside the package) adds the sha256 of its module's
+source and of each step prompt of the space it builds. A run stores its fingerprint
+when it is created; `guardsearch lock RUN_ID` writes it to `guardsearch.lock`; a
+run started or resumed with `--locked` compares the current fingerprint with the
+lock and refuses, naming every difference.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 from importlib import resources
 from importlib.metadata import PackageNotFoundError, version
@@ -19,7 +22,9 @@ from typing import Any
 
 from guardsearch.core.digest import stable_digest
 from guardsearch.core.errors import ConfigError
+from guardsearch.runs.apps import AppSetup, build_app
 from guardsearch.runs.spec import RunSpec
+from guardsearch.search.space import SearchSpace
 
 LOCK_NAME = "guardsearch.lock"
 LOCK_FORMAT = 1
@@ -87,16 +92,54 @@ def weights_digest(spec: str) -> str | None:
     return None
 
 
-def fingerprint(spec: RunSpec) -> dict[str, Any]:
-    """The solver's identity as the lock file records it."""
-    config = spec.solver_config()
+def step_prompt_digests(space: SearchSpace) -> dict[str, str]:
+    """sha256 of each step's prompt template, by step name (spaces made of steps)."""
+    out: dict[str, str] = {}
+    for step in getattr(space, "steps", None) or ():
+        template = getattr(step, "template", None)
+        digest = getattr(template, "digest", None)
+        if isinstance(digest, str):
+            out[str(getattr(step, "name", len(out)))] = digest
+    return out
+
+
+def app_digests(spec: RunSpec, setup: AppSetup | None = None) -> dict[str, Any] | None:
+    """What pins an app named by import path: its module's source and its step prompts.
+
+    None for a built-in app (its code and prompts are the package's, pinned by the
+    package version and the packaged prompt digests).
+    """
+    if ":" not in spec.app:
+        return None
+    module_name = spec.app.partition(":")[0]
+    if setup is None:
+        setup = build_app(spec.app, spec.problem, spec.strategy)
+    module = importlib.import_module(module_name)  # imported by build_app already
+    source = getattr(module, "__file__", None)
+    digest = None
+    if source and Path(source).is_file():
+        digest = hashlib.sha256(Path(source).read_bytes()).hexdigest()
     return {
+        "module": module_name,
+        "source_sha256": digest,
+        "step_prompts": step_prompt_digests(setup.space),
+    }
+
+
+def fingerprint(spec: RunSpec, setup: AppSetup | None = None) -> dict[str, Any]:
+    """The solver's identity as the lock file records it (`setup`: the app, if built)."""
+    config = spec.solver_config()
+    fp: dict[str, Any] = {
         "format": LOCK_FORMAT,
         "package_version": package_version(),
         "config": {"digest": stable_digest(config), "value": config},
         "model": {"spec": spec.model, "weights_sha256": weights_digest(spec.model)},
         "prompts": prompt_digests(),
     }
+    app = app_digests(spec, setup)
+    if app is not None:
+        fp["app"] = app
+    return fp
 
 
 def write_lock(fp: dict[str, Any], path: Path, *, run_id: str) -> Path:
@@ -154,6 +197,34 @@ def differences(locked: dict[str, Any], current: dict[str, Any]) -> list[str]:
                 f"prompt template {name} changed "
                 f"(sha256 {_short(old_prompts[name])} -> {_short(new_prompts[name])})"
             )
+    out += _app_differences(locked.get("app"), current.get("app"))
+    return out
+
+
+def _app_differences(old: Any, new: Any) -> list[str]:
+    """How a custom app's code and step prompts changed (see `app_digests`)."""
+    if old == new or new is None:
+        return []  # unchanged, or no longer a custom app (the config names that)
+    name = new["module"]
+    if not isinstance(old, dict):
+        return [f"app module {name} is not pinned by the lock (written by an older guardsearch)"]
+    out: list[str] = []
+    if old.get("module") == name and old.get("source_sha256") != new["source_sha256"]:
+        out.append(
+            f"app module {name} changed (sha256 {_short(old.get('source_sha256'))} -> "
+            f"{_short(new['source_sha256'])})"
+        )
+    old_steps, new_steps = old.get("step_prompts", {}), new["step_prompts"]
+    for step in sorted(set(old_steps) | set(new_steps)):
+        if step not in new_steps:
+            out.append(f"step prompt {step} removed")
+        elif step not in old_steps:
+            out.append(f"step prompt {step} added")
+        elif old_steps[step] != new_steps[step]:
+            out.append(
+                f"step prompt {step} changed "
+                f"(sha256 {_short(old_steps[step])} -> {_short(new_steps[step])})"
+            )
     return out
 
 
@@ -161,8 +232,8 @@ def _short(digest: Any) -> str:
     return f"{digest[:12]}…" if isinstance(digest, str) else str(digest)
 
 
-def check_lock(spec: RunSpec, path: Path) -> None:
+def check_lock(spec: RunSpec, path: Path, setup: AppSetup | None = None) -> None:
     """Raise LockMismatch (a ConfigError) unless `spec`'s solver matches the lock file."""
-    found = differences(read_lock(path), fingerprint(spec))
+    found = differences(read_lock(path), fingerprint(spec, setup))
     if found:
         raise LockMismatch(path, found)

@@ -8,8 +8,15 @@
 the last saved frontier, wraps the model in a per-run memo (a resumed run replays
 what was already paid for), saves the frontier, the changed nodes and the events in
 one transaction after every expansion, and ends in a lifecycle status: `succeeded`,
-`failed` (with the termination or error), `paused` (a guard asked a person) or
-`cancelled`.
+`failed` (with the termination or error), `paused` (a guard or step asked a person)
+or `cancelled`.
+
+Ownership: a session claims the run (status `running`, itself as owner, a lease)
+in one compare-and-set transaction, so of two resumes at once only one runs. Every
+checkpoint renews the lease and is refused once the session no longer owns the run;
+a run held by a live process is never taken over (on another host: not before its
+lease expired). `runs cancel` of a running run leaves a request that the live run
+sees at its next checkpoint; it then stops and ends `cancelled` itself.
 """
 
 from __future__ import annotations
@@ -17,7 +24,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -35,23 +44,44 @@ from guardsearch.search.run import search
 from guardsearch.search.serialize import context_to_dict
 from guardsearch.search.space import SearchSpace
 from guardsearch.search.state import SearchState
-from guardsearch.store.base import RunRecord, RunStatus, RunStore
-from guardsearch.store.sql import dumps, owner_id
+from guardsearch.store.base import NotOwner, RunRecord, RunStatus, RunStore
+from guardsearch.store.sql import dumps, may_take_over, new_owner, release_owner
 
 # Terminations after which the saved state is final (resuming would redo the end).
 FINAL = ("success", "all_pruned", "backtrack_ceiling", "budget_exhausted")
 
+LEASE_ENV = "GUARDSEARCH_LEASE_SECONDS"
+DEFAULT_LEASE = 600.0
+
+
+def lease_seconds() -> float:
+    """How long a run's owner holds it without a checkpoint (`$GUARDSEARCH_LEASE_SECONDS`).
+
+    Another host may take a run over only when its lease has expired, so the lease
+    must outlast the slowest expansion (every checkpoint renews it).
+    """
+    raw = os.environ.get(LEASE_ENV)
+    if not raw:
+        return DEFAULT_LEASE
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(f"{LEASE_ENV} must be a number of seconds, got {raw!r}") from None
+    if value <= 0:
+        raise ConfigError(f"{LEASE_ENV} must be > 0, got {raw!r}")
+    return value
+
 
 def create_run(spec: RunSpec, store: RunStore, *, locked: Path | None = None) -> RunRecord:
     """Record a new run (status `created`) after checking its app and, if asked, the lock."""
-    build_app(spec.app, spec.problem, spec.strategy)  # fail now on a bad problem, not later
+    setup = build_app(spec.app, spec.problem, spec.strategy)  # fail now on a bad problem
     if locked is not None:
-        check_lock(spec, locked)
+        check_lock(spec, locked, setup)
     return store.create_run(
         app=spec.app,
         strategy=spec.strategy,
         spec=spec.to_dict(),
-        fingerprint=fingerprint(spec),
+        fingerprint=fingerprint(spec, setup),
         name=spec.name,
     )
 
@@ -70,25 +100,23 @@ class EventBuffer:
         return out
 
 
-def _owner_alive(owner: str | None) -> bool:
-    if not owner:
-        return False
-    host, _, pid = owner.rpartition(":")
-    if host != socket.gethostname() or not pid.isdigit() or int(pid) == os.getpid():
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+@dataclass
+class StopRequest:
+    """Set when a checkpoint finds a cancel request; the search polls it (`should_stop`)."""
+
+    requested: bool = False
+
+    def __call__(self) -> bool:
+        return self.requested
 
 
 def _check_resumable(record: RunRecord, human_input: str | None) -> None:
+    """Refuse early, before anything is written (the claim checks again, atomically)."""
     if record.status == "succeeded":
         raise ConfigError(f"run {record.id} already succeeded; nothing to resume")
-    if record.status == "running" and _owner_alive(record.owner):
+    if record.status == "running" and not may_take_over(
+        record.owner, record.lease_until, time.time()
+    ):
         raise ConfigError(f"run {record.id} is running in process {record.owner}")
     if record.status == "paused" and human_input is None:
         raise ConfigError(
@@ -100,6 +128,11 @@ def _check_resumable(record: RunRecord, human_input: str | None) -> None:
             f"run {record.id} is {record.status}, not paused; --input answers a paused "
             "run's question"
         )
+
+
+def _check_answerable(record: RunRecord, state: SearchState | None) -> None:
+    if state is None or record.paused_node is None or record.paused_node not in state.tree.nodes:
+        raise ConfigError(f"run {record.id} has no saved node waiting for input")
 
 
 def summarize(state: SearchState, space: SearchSpace) -> dict[str, Any]:
@@ -137,78 +170,103 @@ async def execute_run(
     locked: Path | None = None,
     model: Model | None = None,
     trace: Trace | None = None,
+    lease: float | None = None,
 ) -> RunRecord:
     """Run (or continue) `run_id` until it ends or pauses; returns the final record.
 
     `human_input` answers a paused run's question; `budget` raises limits (e.g.
     `{"calls": 80}`) for a run that ran out; `locked` checks a lock file first;
-    `model` replaces the spec's model in this process (tests, custom backends).
+    `model` replaces the spec's model in this process (tests, custom backends);
+    `lease` is the ownership lease in seconds (default `lease_seconds()`).
     """
     record = store.get_run(run_id)
     _check_resumable(record, human_input)
     spec = RunSpec.from_dict(record.spec)
     if budget:
         spec = spec.with_budget(**budget)
-    if locked is not None:
-        check_lock(spec, locked)
     setup = build_app(spec.app, spec.problem, spec.strategy)
+    if locked is not None:
+        check_lock(spec, locked, setup)
     space = setup.space
-    state = load_state(store.load_checkpoint(run_id))
+    saved = store.load_checkpoint(run_id)
+    state = load_state(saved)
+    if human_input is not None:
+        _check_answerable(record, state)  # before the run changes status
     inner = model if model is not None else model_from_spec(spec.model)
+    lease = lease_seconds() if lease is None else lease
 
     trace = trace if trace is not None else Trace()
     buffer = EventBuffer()
     trace.subscribe(buffer)
     checkpointer = Checkpointer()
+    if saved is not None and state is not None:
+        checkpointer.adopt(saved, state)  # its contexts are saved: new ones build on them
+    owner = new_owner()
+    stop = StopRequest()
+    live: list[SearchState] = [] if state is None else [state]
 
     def save(current: SearchState) -> None:
+        live[:] = [current]
         rows = checkpointer.rows(current)
-        store.save_checkpoint(run_id, rows, buffer.take())
+        if store.save_checkpoint(run_id, rows, buffer.take(), owner=owner, lease=lease):
+            stop.requested = True
         checkpointer.written(rows)
 
-    store.transition(run_id, "running", owner=owner_id(), new_session=True)
-    if human_input is not None:
-        state = _answer(record, state, human_input, trace)
-        save(state)
-        state.changed.clear()
-    if (
-        state is not None
-        and state.termination in FINAL
-        and not (budget and state.termination == "budget_exhausted")
-    ):
-        # Killed after the last save but before the status changed: the end is saved.
-        return _finish(store, run_id, state, space, buffer)
-    memo = MemoModel(inner, store, run_id)
+    def end(status: RunStatus, **fields: Any) -> RunRecord:
+        return store.transition(run_id, status, expect_owner=owner, events=buffer.take(), **fields)
+
     try:
-        result = await search(
-            cast(SearchSpace, AskingSpace(space)),
-            spec.strategy,
-            model=memo,
-            budget=spec.make_budget(),
-            trace=trace,
-            on_expansion=save,
-            resume=state,
-            **{**setup.options, **spec.options},
-        )
-    except InputNeeded as exc:
-        store.append_events(run_id, buffer.take())
-        return store.transition(run_id, "paused", question=exc.question, paused_node=exc.node)
-    except (asyncio.CancelledError, KeyboardInterrupt):
-        store.append_events(run_id, buffer.take())
-        store.transition(run_id, "cancelled", termination="cancelled")
-        raise
-    except GuardsearchError as exc:
-        store.append_events(run_id, buffer.take())
-        failed = store.transition(run_id, "failed", error=str(exc))
-        if isinstance(exc, ConfigError):
+        # Refused if another process ran it since `record` was read: `state` is stale.
+        store.claim(run_id, owner, lease=lease, expected=record.status, sessions=record.sessions)
+        if human_input is not None:
+            state = _answer(record, state, human_input, trace)
+            save(state)
+            state.mark_saved()
+        if (
+            state is not None
+            and state.termination in FINAL
+            and not (budget and state.termination == "budget_exhausted")
+        ):
+            # Killed after the last save but before the status changed: the end is saved.
+            return _finish(end, state, space)
+        memo = MemoModel(inner, store, run_id)
+        options = {**setup.options, **spec.options}
+        asked = options.pop("should_stop", None)
+        options["should_stop"] = lambda: stop() or (asked is not None and bool(asked()))
+        try:
+            result = await search(
+                cast(SearchSpace, AskingSpace(space)),
+                spec.strategy,
+                model=memo,
+                budget=spec.make_budget(),
+                trace=trace,
+                on_expansion=save,
+                resume=state,
+                **options,
+            )
+        except InputNeeded as exc:
+            # A guard names the node whose expansion asked; a step or proposer that
+            # asks is inside the expansion the state records.
+            node = exc.node or (live[0].expanding if live else None)
+            return end("paused", question=exc.question, paused_node=node)
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            end("cancelled", termination="cancelled")
             raise
-        return failed
-    return _finish(store, run_id, result.state, space, buffer)
+        except NotOwner:
+            raise  # another session owns the run now: write nothing more
+        except GuardsearchError as exc:
+            failed = end("failed", error=str(exc))
+            if isinstance(exc, ConfigError):
+                raise
+            return failed
+        return _finish(end, result.state, space)
+    finally:
+        release_owner(owner)
 
 
 def _answer(record: RunRecord, state: SearchState | None, text: str, trace: Trace) -> SearchState:
-    if state is None or record.paused_node is None or record.paused_node not in state.tree.nodes:
-        raise ConfigError(f"run {record.id} has no saved node waiting for input")
+    _check_answerable(record, state)
+    assert state is not None and record.paused_node is not None
     node = state.tree[record.paused_node]
     node.context = node.context.amend(human_input=(record.question or "input", text))
     state.touch(node)
@@ -216,13 +274,12 @@ def _answer(record: RunRecord, state: SearchState | None, text: str, trace: Trac
     return state
 
 
-def _finish(
-    store: RunStore, run_id: str, state: SearchState, space: SearchSpace, buffer: EventBuffer
-) -> RunRecord:
+def _finish(end: Callable[..., RunRecord], state: SearchState, space: SearchSpace) -> RunRecord:
     result = summarize(state, space)
-    store.append_events(run_id, buffer.take())
     status: RunStatus = "succeeded" if result["succeeded"] else "failed"
-    return store.transition(run_id, status, termination=state.termination, result=result)
+    if state.termination == "cancelled":
+        status = "cancelled"  # a cancel request seen at a checkpoint
+    return end(status, termination=state.termination, result=result)
 
 
 async def start_run(

@@ -33,7 +33,7 @@ from guardsearch.search.reducers import (
 from guardsearch.search.result import SearchResult
 from guardsearch.search.run import search, search_sync
 from guardsearch.search.space import BacktrackAdvisor, BaseSpace, Proposal, Root, SearchSpace
-from guardsearch.search.state import TERMINATIONS, SearchState, Termination
+from guardsearch.search.state import TERMINATIONS, SearchState, Table, Termination
 from guardsearch.search.strategies import (
     AStarOptions,
     BeamOptions,
@@ -86,6 +86,7 @@ __all__ = [
     "SearchTree",
     "StepSpace",
     "Strategy",
+    "Table",
     "Termination",
     "Vote",
     "b_max",

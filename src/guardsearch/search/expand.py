@@ -190,13 +190,17 @@ class Engine:
 
     # -- the expansion ------------------------------------------------------------------
 
-    async def expand(self, node: Node, *, seed_offset: int = 0) -> Expansion:
+    async def expand(
+        self, node: Node, *, seed_offset: int = 0, temperature: float | None = None
+    ) -> Expansion:
         """Ask the proposer for `node`'s children (`samples` calls) and judge each once.
 
         Sample i uses seed `seed + seed_offset + i` (consensus gives each candidate its
-        own offset, so diversity comes only from explicit seeds).
+        own offset, so diversity comes only from explicit seeds). `temperature`
+        overrides the search's for this expansion only (dfs: `duplicate_temperature`).
         """
         self.reserve_expansion()
+        self.state.expanding = node.id  # a pause or crash mid-expansion names it
         level = self.space.level(node.depth)
         ctx = self.generation_context(node)
         attempt = node.expansions + 1
@@ -214,7 +218,8 @@ class Engine:
         staged: dict[str, str] = {}
         for i in range(self.options.samples):
             seed = self.options.seed + seed_offset + i
-            request = self.space.request(node, ctx, seed=seed, temperature=self.options.temperature)
+            heat = self.options.temperature if temperature is None else temperature
+            request = self.space.request(node, ctx, seed=seed, temperature=heat)
             completion = await self.metered.complete(request, step=level, node=node.id)
             out.calls += 1
             for proposal in self.space.parse(node, completion.text):
@@ -234,6 +239,7 @@ class Engine:
             node.status = "expanded"
         self.state.touch(node)
         self.state.expansions += 1
+        self.state.expanding = None
         self.trace.emit(
             "expansion",
             step=level,

@@ -83,12 +83,12 @@ def new_state(space: SearchSpace, strategy: str) -> SearchState:
 
 async def _call(hook: Checkpoint | None, state: SearchState) -> None:
     if hook is None:
-        state.changed.clear()
+        state.mark_saved()
         return
     out = hook(state)
     if inspect.isawaitable(out):
         await out
-    state.changed.clear()
+    state.mark_saved()
 
 
 async def search(

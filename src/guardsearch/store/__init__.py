@@ -3,6 +3,7 @@
 from guardsearch.store.base import (
     STATUSES,
     CheckpointRows,
+    NotOwner,
     RunRecord,
     RunStatus,
     RunStore,
@@ -16,6 +17,7 @@ __all__ = [
     "STATUSES",
     "CheckpointRows",
     "JsonlSink",
+    "NotOwner",
     "RunRecord",
     "RunStatus",
     "RunStore",

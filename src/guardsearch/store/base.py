@@ -37,6 +37,10 @@ TRANSITIONS: dict[str, frozenset[str]] = {
 }
 
 
+class NotOwner(ConfigError):
+    """This process no longer owns the run (another took it over, or it was cancelled)."""
+
+
 def check_transition(run_id: str, old: str, new: str) -> None:
     """Raise ConfigError unless the lifecycle allows `old` -> `new`."""
     if new not in STATUSES:
@@ -73,6 +77,8 @@ class RunRecord:
     question: str | None = None
     paused_node: str | None = None
     owner: str | None = None
+    lease_until: float | None = None
+    cancel_requested: bool = False
 
     @property
     def tokens(self) -> int:
@@ -85,12 +91,19 @@ class CheckpointRows:
 
     `nodes` are (creation order, id, node data); `contexts` are (digest, context data)
     and are content-addressed, so a context shared by many nodes is written once.
+    Strategy tables (big collections such as A*'s open set) are rows too:
+    `table_resets` names tables whose saved rows are dropped first, `table_rows` are
+    (table, key, position, value) rows to write, `table_deletes` (table, key) rows to
+    delete.
     """
 
     frontier: dict[str, Any]
     nodes: list[tuple[int, str, dict[str, Any]]] = field(default_factory=list)
     contexts: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     closed: list[tuple[str, str]] = field(default_factory=list)
+    table_resets: list[str] = field(default_factory=list)
+    table_rows: list[tuple[str, str, int, Any]] = field(default_factory=list)
+    table_deletes: list[tuple[str, str]] = field(default_factory=list)
     usage: dict[str, Any] = field(default_factory=dict)
     expansions: int = 0
     node_count: int = 0
@@ -98,12 +111,16 @@ class CheckpointRows:
 
 @dataclass(kw_only=True)
 class SavedTree:
-    """What `load_checkpoint` returns: the latest frontier and every saved node."""
+    """What `load_checkpoint` returns: the latest frontier and every saved node.
+
+    `tables` holds each strategy table's rows as (key, position, value), in order.
+    """
 
     frontier: dict[str, Any]
     nodes: list[dict[str, Any]]
     contexts: dict[str, dict[str, Any]]
     closed: dict[str, str]
+    tables: dict[str, list[tuple[str, int, Any]]] = field(default_factory=dict)
 
 
 class RunStore(Protocol):
@@ -139,15 +156,61 @@ class RunStore(Protocol):
         question: str | None = None,
         paused_node: str | None = None,
         new_session: bool = False,
-    ) -> RunRecord: ...
+        expect_owner: str | None = None,
+        events: list[dict[str, Any]] | None = None,
+    ) -> RunRecord:
+        """Move the run to `status` (and append `events`) in one transaction.
+
+        With `expect_owner`, only if the run is still `running` and owned by it
+        (compare-and-set), else `NotOwner`.
+        """
+        ...
+
+    def claim(
+        self,
+        run_id: str,
+        owner: str,
+        *,
+        lease: float,
+        expected: RunStatus | None = None,
+        sessions: int | None = None,
+    ) -> RunRecord:
+        """Make the run `running` under `owner` with a lease of `lease` seconds, atomically.
+
+        Refused (ConfigError) when the run is running under another owner that is alive:
+        a process on this host that still runs, or, on another host, one whose lease
+        has not expired. With `expected` and `sessions` (what the caller read before
+        loading the run's state), also refused when the status or the session count
+        changed since: another process ran it meanwhile, so that state is stale.
+        """
+        ...
+
+    def cancel(self, run_id: str) -> RunRecord:
+        """Cancel a run. A run that is not running becomes `cancelled` at once; a running
+        one whose owner is alive gets a cancel request, which the live run sees at its
+        next checkpoint and ends `cancelled` itself.
+        """
+        ...
 
     def append_events(self, run_id: str, events: list[dict[str, Any]]) -> None: ...
 
     def events(self, run_id: str) -> list[dict[str, Any]]: ...
 
     def save_checkpoint(
-        self, run_id: str, rows: CheckpointRows, events: list[dict[str, Any]]
-    ) -> None: ...
+        self,
+        run_id: str,
+        rows: CheckpointRows,
+        events: list[dict[str, Any]],
+        *,
+        owner: str | None = None,
+        lease: float | None = None,
+    ) -> bool:
+        """Save one checkpoint in one transaction; True when a cancel was requested.
+
+        With `owner`, refused (`NotOwner`, nothing written) unless the run is still
+        running and owned by it; `lease` renews the owner's lease for that many seconds.
+        """
+        ...
 
     def load_checkpoint(self, run_id: str) -> SavedTree | None: ...
 

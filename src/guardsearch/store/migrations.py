@@ -85,6 +85,24 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
             "CREATE INDEX runs_by_status ON runs (status)",
         ),
     ),
+    (
+        3,
+        (
+            # The owner's lease (refreshed at each checkpoint) and a cancel request the
+            # live run polls at each checkpoint.
+            "ALTER TABLE runs ADD COLUMN lease_until DOUBLE PRECISION",
+            "ALTER TABLE runs ADD COLUMN cancel_requested INTEGER NOT NULL DEFAULT 0",
+            # Strategy tables (A*'s open set, a BFS level) as rows, saved incrementally.
+            """CREATE TABLE frontier_rows (
+                run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+                name TEXT NOT NULL,
+                key TEXT NOT NULL,
+                pos BIGINT NOT NULL,
+                data TEXT NOT NULL,
+                PRIMARY KEY (run_id, name, key)
+            )""",
+        ),
+    ),
 )
 
 LATEST = MIGRATIONS[-1][0]

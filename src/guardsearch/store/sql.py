@@ -18,6 +18,7 @@ from typing import Any
 from guardsearch.core.errors import ConfigError
 from guardsearch.store.base import (
     CheckpointRows,
+    NotOwner,
     RunRecord,
     RunStatus,
     SavedTree,
@@ -29,7 +30,7 @@ from guardsearch.store.migrations import LATEST, MIGRATIONS
 _RUN_COLUMNS = (
     "id, name, app, strategy, status, spec, fingerprint, created_at, updated_at, calls, "
     "prompt_tokens, completion_tokens, cost, expansions, nodes, checkpoints, sessions, "
-    "termination, result, error, question, paused_node, owner"
+    "termination, result, error, question, paused_node, owner, lease_until, cancel_requested"
 )
 
 
@@ -39,8 +40,63 @@ def dumps(value: Any) -> str:
 
 
 def owner_id() -> str:
-    """Who runs a run: host and process id (a crashed owner's run may be taken over)."""
+    """This process: host and process id."""
     return f"{socket.gethostname()}:{os.getpid()}"
+
+
+# The owners (sessions) of this process that are executing a run right now.
+_LIVE_OWNERS: set[str] = set()
+
+
+def new_owner() -> str:
+    """A fresh owner for one session of a run: `host:pid:token`, alive until released.
+
+    The token tells two sessions of one process apart, so two resumes of a run in one
+    process compete like two processes do.
+    """
+    owner = f"{owner_id()}:{uuid.uuid4().hex[:8]}"
+    _LIVE_OWNERS.add(owner)
+    return owner
+
+
+def release_owner(owner: str) -> None:
+    _LIVE_OWNERS.discard(owner)
+
+
+def owner_alive(owner: str | None) -> bool | None:
+    """Is `owner` (`host:pid[:token]`) still running? None when this host cannot tell.
+
+    A process on this host is checked by its pid (a session of this very process by
+    its token); an owner on another host is unknown: its lease decides.
+    """
+    if not owner:
+        return False
+    parts = owner.split(":")
+    if len(parts) == 3:
+        host, pid, token = parts
+    elif len(parts) == 2:
+        (host, pid), token = parts, ""
+    else:
+        return None
+    if host != socket.gethostname() or not pid.isdigit():
+        return None
+    if int(pid) == os.getpid():
+        return bool(token) and owner in _LIVE_OWNERS
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def may_take_over(owner: str | None, lease_until: float | None, now: float) -> bool:
+    """Whether a running run held by `owner` may be taken over (its owner is gone)."""
+    alive = owner_alive(owner)
+    if alive is not None:
+        return not alive
+    return lease_until is None or lease_until <= now
 
 
 def new_run_id() -> str:
@@ -179,33 +235,118 @@ class SqlRunStore:
         question: str | None = None,
         paused_node: str | None = None,
         new_session: bool = False,
+        expect_owner: str | None = None,
+        events: list[dict[str, Any]] | None = None,
     ) -> RunRecord:
         with self._transaction() as cur:
-            row = self._exec(
-                cur, "SELECT status FROM runs WHERE id = ?" + self._for_update(), (run_id,)
-            ).fetchone()
-            if row is None:
-                raise ConfigError(f"no run {run_id!r} in {self.url}")
-            check_transition(run_id, row[0], status)
-            self._exec(
+            current, holder, _, _ = self._lock_run(cur, run_id)
+            if expect_owner is not None and (current != "running" or holder != expect_owner):
+                raise NotOwner(_not_owner(run_id, expect_owner, current, holder))
+            check_transition(run_id, current, status)
+            if events:
+                self._insert_events(cur, run_id, events)
+            self._set_status(
                 cur,
-                "UPDATE runs SET status = ?, owner = ?, termination = ?, result = ?, error = ?, "
-                "question = ?, paused_node = ?, updated_at = ?, sessions = sessions + ? "
-                "WHERE id = ?",
-                (
-                    status,
-                    owner,
-                    termination,
-                    dumps(result) if result is not None else None,
-                    error,
-                    question,
-                    paused_node,
-                    time.time(),
-                    1 if new_session else 0,
-                    run_id,
-                ),
+                run_id,
+                status,
+                owner=owner,
+                termination=termination,
+                result=result,
+                error=error,
+                question=question,
+                paused_node=paused_node,
+                new_session=new_session,
             )
         return self.get_run(run_id)
+
+    def claim(
+        self,
+        run_id: str,
+        owner: str,
+        *,
+        lease: float,
+        expected: RunStatus | None = None,
+        sessions: int | None = None,
+    ) -> RunRecord:
+        now = time.time()
+        with self._transaction() as cur:
+            current, holder, until, count = self._lock_run(cur, run_id)
+            if current == "running" and holder != owner and not may_take_over(holder, until, now):
+                raise ConfigError(f"run {run_id} is running in process {holder}")
+            if (expected is not None and current != expected) or (
+                sessions is not None and count != sessions
+            ):
+                raise ConfigError(
+                    f"run {run_id} was resumed or changed by another process meanwhile "
+                    f"(it is {current} now); try again"
+                )
+            check_transition(run_id, current, "running")
+            self._set_status(
+                cur, run_id, "running", owner=owner, lease_until=now + lease, new_session=True
+            )
+        return self.get_run(run_id)
+
+    def cancel(self, run_id: str) -> RunRecord:
+        with self._transaction() as cur:
+            current, holder, until, _ = self._lock_run(cur, run_id)
+            if current == "running" and not may_take_over(holder, until, time.time()):
+                # The live run sees this at its next checkpoint and ends cancelled.
+                self._exec(
+                    cur,
+                    "UPDATE runs SET cancel_requested = 1, updated_at = ? WHERE id = ?",
+                    (time.time(), run_id),
+                )
+            else:
+                check_transition(run_id, current, "cancelled")
+                self._set_status(cur, run_id, "cancelled", termination="cancelled")
+        return self.get_run(run_id)
+
+    def _lock_run(self, cur: Any, run_id: str) -> tuple[str, str | None, float | None, int]:
+        """The run's status, owner, lease and sessions, locked until the transaction ends."""
+        row = self._exec(
+            cur,
+            "SELECT status, owner, lease_until, sessions FROM runs WHERE id = ?"
+            + self._for_update(),
+            (run_id,),
+        ).fetchone()
+        if row is None:
+            raise ConfigError(f"no run {run_id!r} in {self.url}")
+        return str(row[0]), row[1], None if row[2] is None else float(row[2]), int(row[3])
+
+    def _set_status(
+        self,
+        cur: Any,
+        run_id: str,
+        status: RunStatus,
+        *,
+        owner: str | None = None,
+        lease_until: float | None = None,
+        termination: str | None = None,
+        result: dict[str, Any] | None = None,
+        error: str | None = None,
+        question: str | None = None,
+        paused_node: str | None = None,
+        new_session: bool = False,
+    ) -> None:
+        self._exec(
+            cur,
+            "UPDATE runs SET status = ?, owner = ?, lease_until = ?, cancel_requested = 0, "
+            "termination = ?, result = ?, error = ?, question = ?, paused_node = ?, "
+            "updated_at = ?, sessions = sessions + ? WHERE id = ?",
+            (
+                status,
+                owner,
+                lease_until,
+                termination,
+                dumps(result) if result is not None else None,
+                error,
+                question,
+                paused_node,
+                time.time(),
+                1 if new_session else 0,
+                run_id,
+            ),
+        )
 
     def _for_update(self) -> str:
         return ""
@@ -272,10 +413,51 @@ class SqlRunStore:
     # -- frontier and tree -------------------------------------------------------------
 
     def save_checkpoint(
-        self, run_id: str, rows: CheckpointRows, events: list[dict[str, Any]]
-    ) -> None:
+        self,
+        run_id: str,
+        rows: CheckpointRows,
+        events: list[dict[str, Any]],
+        *,
+        owner: str | None = None,
+        lease: float | None = None,
+    ) -> bool:
         usage = rows.usage
+        now = time.time()
         with self._transaction() as cur:
+            # The run row first: with an owner it is the compare-and-set that refuses a
+            # process which no longer owns the run (and, on Postgres, locks the row).
+            statement = (
+                "UPDATE runs SET frontier = ?, calls = ?, prompt_tokens = ?, "
+                "completion_tokens = ?, cost = ?, expansions = ?, nodes = ?, "
+                "checkpoints = checkpoints + 1, updated_at = ?"
+            )
+            params: list[Any] = [
+                dumps(rows.frontier),
+                int(usage.get("calls", 0)),
+                int(usage.get("prompt_tokens", 0)),
+                int(usage.get("completion_tokens", 0)),
+                float(usage.get("cost", 0.0)),
+                rows.expansions,
+                rows.node_count,
+                now,
+            ]
+            if lease is not None:
+                statement += ", lease_until = ?"
+                params.append(now + lease)
+            statement += " WHERE id = ?"
+            params.append(run_id)
+            if owner is not None:
+                statement += " AND owner = ? AND status = 'running'"
+                params.append(owner)
+            updated = self._exec(cur, statement, params)
+            if updated.rowcount == 0:
+                found = self._exec(
+                    cur, "SELECT status, owner FROM runs WHERE id = ?", (run_id,)
+                ).fetchone()
+                if found is None:
+                    raise ConfigError(f"no run {run_id!r} in {self.url}")
+                assert owner is not None
+                raise NotOwner(_not_owner(run_id, owner, found[0], found[1]))
             self._many(
                 cur,
                 "INSERT INTO contexts (run_id, digest, data) VALUES (?, ?, ?) "
@@ -294,26 +476,30 @@ class SqlRunStore:
                 "ON CONFLICT (run_id, key) DO NOTHING",
                 [(run_id, key, node) for key, node in rows.closed],
             )
-            self._insert_events(cur, run_id, events)
-            updated = self._exec(
+            self._many(
                 cur,
-                "UPDATE runs SET frontier = ?, calls = ?, prompt_tokens = ?, "
-                "completion_tokens = ?, cost = ?, expansions = ?, nodes = ?, "
-                "checkpoints = checkpoints + 1, updated_at = ? WHERE id = ?",
-                (
-                    dumps(rows.frontier),
-                    int(usage.get("calls", 0)),
-                    int(usage.get("prompt_tokens", 0)),
-                    int(usage.get("completion_tokens", 0)),
-                    float(usage.get("cost", 0.0)),
-                    rows.expansions,
-                    rows.node_count,
-                    time.time(),
-                    run_id,
-                ),
+                "DELETE FROM frontier_rows WHERE run_id = ? AND name = ?",
+                [(run_id, name) for name in rows.table_resets],
             )
-            if updated.rowcount == 0:
-                raise ConfigError(f"no run {run_id!r} in {self.url}")
+            self._many(
+                cur,
+                "DELETE FROM frontier_rows WHERE run_id = ? AND name = ? AND key = ?",
+                [(run_id, name, key) for name, key in rows.table_deletes],
+            )
+            self._many(
+                cur,
+                "INSERT INTO frontier_rows (run_id, name, key, pos, data) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id, name, key) "
+                "DO UPDATE SET pos = excluded.pos, data = excluded.data",
+                [(run_id, n, k, pos, dumps(v)) for n, k, pos, v in rows.table_rows],
+            )
+            self._insert_events(cur, run_id, events)
+            if owner is None:
+                return False
+            flag = self._exec(
+                cur, "SELECT cancel_requested FROM runs WHERE id = ?", (run_id,)
+            ).fetchone()
+            return bool(flag[0])
 
     def load_checkpoint(self, run_id: str) -> SavedTree | None:
         with self._cursor() as cur:
@@ -331,11 +517,21 @@ class SqlRunStore:
             closed = self._exec(
                 cur, "SELECT key, node FROM closed WHERE run_id = ?", (run_id,)
             ).fetchall()
+            table_rows = self._exec(
+                cur,
+                "SELECT name, key, pos, data FROM frontier_rows WHERE run_id = ? "
+                "ORDER BY name, pos",
+                (run_id,),
+            ).fetchall()
+        tables: dict[str, list[tuple[str, int, Any]]] = {}
+        for name, key, pos, data in table_rows:
+            tables.setdefault(name, []).append((key, int(pos), json.loads(data)))
         return SavedTree(
             frontier=json.loads(row[0]),
             nodes=[json.loads(n[0]) for n in nodes],
             contexts={d: json.loads(c) for d, c in contexts},
             closed={k: n for k, n in closed},
+            tables=tables,
         )
 
     # -- the memo of paid calls --------------------------------------------------------
@@ -405,6 +601,8 @@ def _record(row: Sequence[Any]) -> RunRecord:
         question,
         paused_node,
         owner,
+        lease_until,
+        cancel_requested,
     ) = row
     return RunRecord(
         id=ident,
@@ -430,4 +628,11 @@ def _record(row: Sequence[Any]) -> RunRecord:
         question=question,
         paused_node=paused_node,
         owner=owner,
+        lease_until=None if lease_until is None else float(lease_until),
+        cancel_requested=bool(cancel_requested),
     )
+
+
+def _not_owner(run_id: str, owner: str, status: str, holder: str | None) -> str:
+    now = f"owned by {holder}" if holder else "owned by no process"
+    return f"run {run_id} is no longer run by {owner}: it is {status}, {now}"

@@ -13,7 +13,7 @@ import shutil
 import subprocess
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -72,3 +72,16 @@ def sqlite_store(tmp_path: Path) -> Iterator[SqliteRunStore]:
     the_store = SqliteRunStore(tmp_path / "runs.db")
     yield the_store
     the_store.close()
+
+
+@pytest.fixture
+def reopen(request: pytest.FixtureRequest) -> Callable[[RunStore], RunStore]:
+    """Another connection to the same store (as a second process would have)."""
+
+    def again(the_store: RunStore) -> RunStore:
+        if isinstance(the_store, SqliteRunStore):
+            return SqliteRunStore(the_store.path)
+        assert isinstance(the_store, PostgresRunStore)
+        return PostgresRunStore(request.getfixturevalue("pg_dsn"), schema=the_store.schema)
+
+    return again

@@ -1,13 +1,15 @@
 """One session of a durable run in its own process, optionally SIGKILLed at a point.
 
-    python3 crash_worker.py STORE RUN_ID REPLAY_LOG PAID_LEDGER KILL_AT
+    python3 crash_worker.py STORE RUN_ID REPLAY_LOG PAID_LEDGER KILL_AT [SCHEMA]
 
+STORE is a SQLite file or a postgresql:// DSN (with SCHEMA, the Postgres schema).
 The model is a replay of a recorded log (a request it never saw fails the run);
 every answer it gives is appended to PAID_LEDGER, the bill. The points at which the
 process may die are the run's events and the SQL statements of its store (inside
 checkpoint transactions too); at point KILL_AT (0: never) it sends itself SIGKILL.
 The one excluded statement is the memo insert that follows a paid answer: a kill in
-that instant loses the answer and would pay for it again (see runs/memo.py).
+that instant loses the answer and would pay for it again (see runs/memo.py). A
+session that ends prints its status and how many points it passed.
 """
 
 from __future__ import annotations
@@ -16,11 +18,13 @@ import asyncio
 import os
 import signal
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from guardsearch import Completion, ModelRequest, ReplayModel, Trace
 from guardsearch.runs import execute_run
+from guardsearch.store.base import RunStore
 from guardsearch.store.sqlite import SqliteRunStore
 
 
@@ -40,8 +44,22 @@ class KillSwitch:
         if not sql.lstrip().startswith("INSERT INTO calls"):
             self.point()
 
-    def install(self, store: SqliteRunStore, trace: Trace) -> None:
-        store.connection.set_trace_callback(self.statement)
+    def install(self, store: RunStore, trace: Trace) -> None:
+        if isinstance(store, SqliteRunStore):
+            store.connection.set_trace_callback(self.statement)  # every statement run
+        else:  # Postgres: every statement the store sends
+            run_one, run_many = store._exec, store._many  # type: ignore[attr-defined]
+
+            def one(cur: Any, sql: str, params: Sequence[Any] = ()) -> Any:
+                self.statement(sql)
+                return run_one(cur, sql, params)
+
+            def many(cur: Any, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+                if rows:
+                    self.statement(sql)
+                run_many(cur, sql, rows)
+
+            store._exec, store._many = one, many  # type: ignore[attr-defined]
         trace.subscribe(self.point)
 
 
@@ -60,16 +78,30 @@ class Ledger:
         return completion
 
 
-async def session(store_path: str, run_id: str, log: str, ledger: str, kill_at: int) -> str:
-    store = SqliteRunStore(store_path)
+def open_store(target: str, schema: str | None = None) -> RunStore:
+    if target.startswith("postgresql://"):
+        from guardsearch.store.postgres import PostgresRunStore
+
+        return PostgresRunStore(target, schema=schema)
+    return SqliteRunStore(target)
+
+
+async def session(
+    target: str, run_id: str, log: str, ledger: str, kill_at: int, schema: str | None = None
+) -> tuple[str, int]:
+    """Run one session; its final status and the number of kill points it passed."""
+    store = open_store(target, schema)
     trace = Trace()
     switch = KillSwitch(kill_at)
     switch.install(store, trace)
     model = Ledger(ReplayModel(Path(log)), Path(ledger))
     record = await execute_run(run_id, store, model=model, trace=trace)  # type: ignore[arg-type]
-    return record.status
+    store.close()
+    return record.status, switch.points
 
 
 if __name__ == "__main__":
-    store_path, run_id, log, ledger, kill_at = sys.argv[1:6]
-    print(asyncio.run(session(store_path, run_id, log, ledger, int(kill_at))))
+    target, run_id, log, ledger, kill_at = sys.argv[1:6]
+    schema = sys.argv[6] if len(sys.argv) > 6 else None
+    status, points = asyncio.run(session(target, run_id, log, ledger, int(kill_at), schema))
+    print(status, points)

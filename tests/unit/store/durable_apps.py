@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "search"))
 from search_helpers import CountingSpace, path_of, pipeline, step_of
 
 from guardsearch import Artifact, Context, GuardResult, ModelRequest, Step
-from guardsearch.runs import AppSetup
+from guardsearch.runs import AppSetup, InputNeeded
 from guardsearch.search import StepSpace
 
 STRATEGIES = ["dfs", "bfs", "beam", "astar", "best_first", "refine", "consensus"]
@@ -35,6 +35,23 @@ TREE = {
     "3 32": "9",
 }
 SCORES = {1: 0.6, 2: 0.55, 3: 0.58, 4: 0.3, 11: 0.7, 21: 0.6, 31: 0.9, 32: 0.4}
+
+
+def wide_answer(request: ModelRequest) -> str:
+    """Three new children for every node (n -> 3n+1, 3n+2, 3n+3): the frontier only grows."""
+    path = path_of(request)
+    n = 0 if path == "start" else int(path.split()[-1])
+    return ", ".join(str(3 * n + i) for i in (1, 2, 3))
+
+
+def wide_app(problem: dict[str, Any], strategy: str) -> AppSetup:
+    """No goal, every candidate passes: trees (and unbounded frontiers) as big as asked."""
+    return AppSetup(space=CountingSpace(goal=-1, depth_limit=12))
+
+
+def deep_space() -> CountingSpace:
+    """`wide_app`'s space, 80 levels deep (dfs goes straight down to the bottom)."""
+    return CountingSpace(goal=-1, depth_limit=80)
 
 
 def tree_answer(request: ModelRequest) -> str:
@@ -105,4 +122,25 @@ def asking_answer(request: ModelRequest) -> str:
     step = step_of(request)
     if step == "deploy":
         return "deploy to production at 10:00"
+    return f"{step} done"
+
+
+def plain_steps_app(problem: dict[str, Any], strategy: str) -> AppSetup:
+    """The asking app's steps without a guard: here the proposer itself asks."""
+    steps = [
+        Step(name="analysis", prompt="STEP:analysis"),
+        Step(name="deploy", prompt="STEP:deploy"),
+        Step(name="report", prompt="STEP:report"),
+    ]
+    return AppSetup(space=StepSpace(objective="Ship release 2.1", steps=steps))
+
+
+def asking_proposer(request: ModelRequest) -> str | Exception:
+    """A proposer that cannot write the deploy step without a person's answer."""
+    step = step_of(request)
+    prompt = request.messages[0].content
+    if step == "deploy":
+        if "## Input from a person" not in prompt:
+            return InputNeeded("Which region should release 2.1 go to?")
+        return "deploy to " + prompt.rsplit("go to?: ", 1)[1].split()[0]
     return f"{step} done"

@@ -95,6 +95,22 @@ def test_runs_resume_answers_a_paused_run(db: Path) -> None:
     assert json.loads(cancelled.stdout)["status"] == "cancelled"
 
 
+def test_runs_cancel_of_a_live_run_asks_it_to_stop(db: Path) -> None:
+    import os
+
+    from guardsearch.store.sql import owner_id
+
+    store = SqliteRunStore(db)
+    run = create_run(RunSpec(app="durable_apps:search_app", strategy="bfs"), store).id
+    alive = f"{owner_id().rpartition(':')[0]}:{os.getppid()}"  # a process that runs
+    store.claim(run, alive, lease=600)
+    asked = runner.invoke(app, ["runs", "cancel", run])
+    assert asked.exit_code == 0, asked.output
+    assert f"{run} cancel requested: process {alive} stops it" in asked.stdout.replace("\n", " ")
+    shown = json.loads(runner.invoke(app, ["runs", "show", run, "--json"]).stdout)
+    assert (shown["status"], shown["cancel_requested"]) == ("running", True)
+
+
 def test_lock_then_locked_solve_refuses_a_changed_solver(db: Path, tmp_path: Path) -> None:
     made = solve(tmp_path, "--strategy", "bfs", "--budget-tokens", "100000")
     if made["status"] != "succeeded":  # only a succeeded run can be locked

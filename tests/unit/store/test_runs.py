@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
-from durable_apps import answer_for, asking_answer
+from durable_apps import answer_for, asking_answer, asking_proposer
 
 from guardsearch import ConfigError, ScriptedModel
 from guardsearch.runs import (
@@ -41,6 +43,39 @@ async def test_a_guard_that_asks_pauses_the_run_and_input_resumes_it(store: RunS
     assert all("yes, at 10:00" in r.messages[0].content for r in model.requests)
     kinds = [e["data"].get("message") for e in store.events(run) if e["kind"] == "note"]
     assert "input from a person" in kinds
+
+
+@pytest.mark.parametrize("strategy", ["dfs", "bfs", "astar"])
+async def test_a_step_that_asks_pauses_at_the_node_it_expands_and_input_resumes_it(
+    store: RunStore, strategy: str
+) -> None:
+    spec = RunSpec(app="durable_apps:plain_steps_app", strategy=strategy, model="scripted")
+    run = create_run(spec, store).id
+    paused = await execute_run(run, store, model=ScriptedModel(asking_proposer))
+    assert (paused.status, paused.question) == ("paused", "Which region should release 2.1 go to?")
+    assert paused.paused_node == "n1"  # the analysis node, whose deploy step asked
+    model = ScriptedModel(asking_proposer)
+    done = await execute_run(run, store, human_input="eu-west", model=model)
+    assert done.status == "succeeded", done.error
+    assert done.result is not None
+    assert done.result["path"] == ["analysis done", "deploy to eu-west", "report done"]
+    assert done.result["context"]["inputs"] == [
+        ["Which region should release 2.1 go to?", "eu-west"]
+    ]
+
+
+async def test_input_without_a_saved_node_is_refused_before_the_status_changes(
+    store: RunStore,
+) -> None:
+    run = create_run(ASKING, store).id
+    store.transition(run, "running", new_session=True)
+    store.transition(run, "paused", question="Deploy now?")  # no node, no checkpoint
+    before = store.get_run(run)
+    with pytest.raises(ConfigError, match="has no saved node waiting for input"):
+        await execute_run(run, store, human_input="yes", model=ScriptedModel(asking_answer))
+    after = store.get_run(run)
+    assert (after.status, after.sessions, after.owner) == ("paused", before.sessions, None)
+    assert after.question == "Deploy now?"
 
 
 async def test_a_person_saying_no_ends_the_branch(store: RunStore) -> None:
@@ -165,3 +200,50 @@ async def test_a_locked_resume_is_refused_when_the_solver_changed(
         await execute_run(run, store, locked=lock, model=ScriptedModel(answer_for("beam")))
     with pytest.raises(LockMismatch):
         create_run(RunSpec(app="durable_apps:search_app", strategy="beam"), store, locked=lock)
+
+
+CUSTOM_SOLVER = """
+from guardsearch import Step
+from guardsearch.runs import AppSetup
+from guardsearch.search import StepSpace
+
+PROMPT = "STEP:analysis Analyse the release."
+
+
+def build(problem, strategy):
+    steps = [Step(name="analysis", prompt=PROMPT), Step(name="report", prompt="STEP:report")]
+    return AppSetup(space=StepSpace(objective="Ship release 2.1", steps=steps))
+"""
+
+
+def test_a_locked_custom_solver_is_refused_when_its_code_or_step_prompts_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = tmp_path / "custom_solver_lock.py"
+    source.write_text(CUSTOM_SOLVER)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "custom_solver_lock", raising=False)
+    spec = RunSpec(app="custom_solver_lock:build", strategy="dfs", model="scripted")
+    fp = fingerprint(spec)
+    assert fp["app"]["module"] == "custom_solver_lock"
+    assert set(fp["app"]["step_prompts"]) == {"analysis", "report"}
+    lock = write_lock(fp, tmp_path / "guardsearch.lock", run_id="run-x")
+    check_lock(spec, lock)  # unchanged: accepted
+
+    # The module's code changes (here only a comment: still not the locked solver).
+    source.write_text(CUSTOM_SOLVER + "\n# tuned the rubric\n")
+    with pytest.raises(LockMismatch) as caught:
+        check_lock(spec, lock)
+    assert caught.value.differences == [
+        f"app module custom_solver_lock changed (sha256 {fp['app']['source_sha256'][:12]}… -> "
+        f"{fingerprint(spec)['app']['source_sha256'][:12]}…)"
+    ]
+    # A step prompt changes (as the module, reloaded, would build it).
+    source.write_text(CUSTOM_SOLVER.replace("Analyse the release.", "Analyse it."))
+    importlib.reload(sys.modules["custom_solver_lock"])
+    with pytest.raises(LockMismatch) as caught:
+        check_lock(spec, lock)
+    text = str(caught.value)
+    assert "app module custom_solver_lock changed" in text
+    assert "step prompt analysis changed (sha256" in text
+    assert "report" not in text

@@ -7,14 +7,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from durable_apps import STRATEGIES, answer_for
+from durable_apps import STRATEGIES, answer_for, deep_space, search_app
 
 from guardsearch import ConfigError, ModelError, ModelRequest, ScriptedModel
 from guardsearch.runs import RunSpec, create_run, execute_run
 from guardsearch.runs.checkpoint import Checkpointer, load_state
 from guardsearch.search import SearchState
+from guardsearch.search.serialize import context_to_dict
 from guardsearch.store.base import RunStore
 from guardsearch.store.migrations import LATEST
+from guardsearch.store.sql import dumps
 from guardsearch.store.sqlite import SqliteRunStore
 
 
@@ -122,7 +124,7 @@ async def _search_saving(store: RunStore, run: str, strategy: str, check: Any) -
     return result.state
 
 
-@pytest.mark.parametrize("strategy", ["astar", "dfs"])
+@pytest.mark.parametrize("strategy", STRATEGIES)
 async def test_incremental_checkpoints_rebuild_the_whole_state(
     store: RunStore, strategy: str
 ) -> None:
@@ -142,6 +144,114 @@ async def test_incremental_checkpoints_rebuild_the_whole_state(
     assert (record.checkpoints, record.nodes) == (len(saves), len(final.tree))
     assert record.calls == final.usage.calls
     assert len(store.events(run)) == len(saves)
+
+
+@pytest.mark.parametrize("strategy", ["astar", "bfs"])
+async def test_a_save_writes_what_the_expansion_changed_not_the_whole_frontier(
+    store: RunStore, strategy: str
+) -> None:
+    from durable_apps import wide_answer, wide_app
+
+    from guardsearch.search import search
+
+    run = new_run(store)
+    checkpointer = Checkpointer()
+    frontier: list[int] = []  # bytes of the part written whole
+    table_rows: list[int] = []  # frontier rows written or deleted
+
+    def save(state: SearchState) -> None:
+        rows = checkpointer.rows(state)
+        store.save_checkpoint(run, rows, [])
+        checkpointer.written(rows)
+        frontier.append(len(dumps(rows.frontier)))
+        table_rows.append(len(rows.table_rows) + len(rows.table_deletes) + len(rows.table_resets))
+
+    def grow(expansions: int, resume: Any = None, hook: Any = None) -> Any:
+        return search(
+            wide_app({}, strategy).space,
+            strategy,
+            model=ScriptedModel(wide_answer),
+            on_expansion=hook,
+            max_expansions=expansions,
+            resume=resume,
+        )
+
+    result = await grow(200, hook=save)
+    assert len(result.tree) == 601 and len(frontier) == 202
+    # The open set / BFS level grew to hundreds of nodes; what a save writes did not.
+    assert max(frontier) < 1000
+    assert sum(table_rows) <= 3 * len(result.tree)  # each node enters and leaves once
+    assert max(table_rows[1:]) == 4  # the expanded node's row goes, three children come
+    # The rows rebuild the state exactly, and it goes on exactly like an unbroken run.
+    loaded = load_state(store.load_checkpoint(run))
+    assert loaded is not None
+    assert loaded.to_dict() == json.loads(json.dumps(result.state.to_dict()))
+    resumed, whole = await grow(260, resume=loaded), await grow(260)
+    assert resumed.state.to_dict() == whole.state.to_dict()
+
+
+async def test_a_deep_path_writes_each_context_as_a_small_delta_of_its_parent(
+    store: RunStore,
+) -> None:
+    from durable_apps import wide_answer
+
+    from guardsearch.search import search
+
+    run = new_run(store)
+    checkpointer = Checkpointer()
+    written: list[int] = []
+
+    def save(state: SearchState) -> None:
+        rows = checkpointer.rows(state)
+        store.save_checkpoint(run, rows, [])
+        checkpointer.written(rows)
+        written.extend(len(dumps(data)) for _, data in rows.contexts)
+
+    result = await search(deep_space(), "dfs", model=ScriptedModel(wide_answer), on_expansion=save)
+    assert max(n.depth for n in result.tree) == 80
+    whole = max(len(dumps(context_to_dict(n.context))) for n in result.tree)
+    assert whole > 3000  # a context holds the whole path (79 results)
+    assert max(written[1:]) < 600  # the root's, then what each child or amendment added
+    loaded = load_state(store.load_checkpoint(run))
+    assert loaded is not None
+    assert loaded.to_dict() == json.loads(json.dumps(result.state.to_dict()))
+
+
+@pytest.mark.parametrize("strategy", ["astar", "bfs"])
+async def test_a_frontier_saved_before_tables_existed_still_resumes(strategy: str) -> None:
+    from guardsearch.search import search
+
+    setup = search_app({}, strategy)
+    snapshots: list[dict[str, Any]] = []
+    whole = await search(
+        setup.space,
+        strategy,
+        model=ScriptedModel(answer_for(strategy)),
+        on_expansion=lambda s: snapshots.append(json.loads(json.dumps(s.to_dict()))),
+        **setup.options,
+    )
+    old = snapshots[2]
+    tables = old.pop("tables")
+    if strategy == "astar":  # the old form: a heap list and a retry list in `data`
+        old["data"]["open"] = [[f, seq, k] for k, (f, seq, _) in tables["open"]]
+        old["data"]["retry"] = [k for k, (_, _, retry) in tables["open"] if retry]
+    else:  # a level list (best first) with an index into it, and the next level's list
+        nodes = {n["id"]: n for n in old["nodes"]}
+        level = old["data"].pop("level")
+        todo = sorted(
+            (k for k, _ in tables[level]), key=lambda i: (float(nodes[i]["h"]), int(i[1:]))
+        )
+        old["data"]["frontier"], old["data"]["index"] = ["n0", *todo], 1  # n0: expanded
+        old["data"]["next"] = [k for k, _ in tables["b" if level == "a" else "a"]]
+    resumed = await search(
+        search_app({}, strategy).space,
+        strategy,
+        model=ScriptedModel(answer_for(strategy)),
+        resume=old,
+        **setup.options,
+    )
+    assert [n.text for n in resumed.path] == [n.text for n in whole.path]
+    assert (resumed.calls, len(resumed.tree)) == (whole.calls, len(whole.tree))
 
 
 async def test_contexts_shared_by_nodes_are_written_once(store: RunStore) -> None:

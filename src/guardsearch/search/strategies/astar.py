@@ -7,6 +7,9 @@ the same with g_weight = 0 (greedy on h). With `width`, only the best `width` op
 nodes survive each expansion (quota-aware beam-A*). A node whose expansion yields
 no viable child is re-expanded with the feedback, up to `rmax` times. Budget is
 reserved before every expansion (the engine) and every call (Metered).
+
+The open set is a `Table` (node id -> f, creation order, retry flag), so a durable
+run saves only the entries pushed and popped by each expansion, not the whole set.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Any
 from guardsearch.core.errors import ConfigError
 from guardsearch.search.expand import Engine
 from guardsearch.search.node import Node
-from guardsearch.search.state import Termination
+from guardsearch.search.state import Table, Termination
 from guardsearch.search.strategies.base import register_strategy
 
 
@@ -69,25 +72,23 @@ class AStar:
 
     def start(self, engine: Engine, options: AStarOptions) -> None:
         root = engine.tree.root
-        engine.state.data = {
-            "open": [[self.f(root, options), 0, root.id]],
-            "current": None,
-            "retry": [],
-        }
+        engine.state.data = {"current": None}
+        engine.state.tables["open"] = Table()
+        _push(engine, [self.f(root, options), 0, root.id], retry=False)
 
     async def step(self, engine: Engine, options: AStarOptions) -> Termination | None:
         data = engine.state.data
-        heap: list[Any] = data["open"]  # [f, creation order, id] triples
+        table, heap = _open_set(engine)
         if data["current"] is None:
             while heap:
                 _, _, ident = heapq.heappop(heap)
+                retry = bool(table.get(ident)[2])
+                table.delete(ident)
                 node = engine.node(str(ident))
                 if node.status == "goal":
                     engine.state.goal = node.id
                     return "success"
-                if node.status in ("open", "root") or node.id in data["retry"]:
-                    if node.id in data["retry"]:
-                        data["retry"].remove(node.id)
+                if node.status in ("open", "root") or retry:
                     data["current"] = node.id
                     break
             else:
@@ -104,23 +105,47 @@ class AStar:
             feedback = engine.failure_of(expansion).feedback
             engine.add_feedback(node, feedback)
             f = self.f(node, options) + options.retry_penalty * node.expansions
-            heapq.heappush(heap, [f, _seq(node), node.id])
-            data["retry"].append(node.id)
+            _push(engine, [f, _seq(node), node.id], retry=True)
             engine.trace.emit(
                 "retry", step=node.step, node=node.id, feedback=feedback, f=round(f, 6)
             )
         for child in viable:
             f = self.f(child, options)
             if not math.isinf(f):
-                heapq.heappush(heap, [f, _seq(child), child.id])
+                _push(engine, [f, _seq(child), child.id], retry=False)
         if options.width is not None and len(heap) > options.width:
             ranked = sorted(heap)  # by f, then creation order
             for entry in ranked[options.width :]:
                 engine.set_status(engine.node(str(entry[2])), "pruned")
-                if entry[2] in data["retry"]:
-                    data["retry"].remove(entry[2])
+                table.delete(entry[2])
             heap[:] = ranked[: options.width]  # a sorted list is a valid heap
         return None
+
+
+def _open_set(engine: Engine) -> tuple[Table, list[list[Any]]]:
+    """The open set: rows node id -> [f, creation order, retry], and its heap in memory.
+
+    The rows are what a checkpoint saves (only those pushed or popped since the last
+    one); the heap of [f, creation order, id] is rebuilt from them after a load. Its
+    entries are distinct, so the order of pops depends only on the rows.
+    """
+    state = engine.state
+    table = state.tables.get("open")
+    if table is None:  # saved before the open set was a table: a heap list in `data`
+        table = state.tables["open"] = Table()
+        retry = set(state.data.pop("retry", []))
+        for f, seq, ident in state.data.pop("open", []):
+            table.put(ident, [f, seq, ident in retry])
+    if table.cache is None:
+        table.cache = sorted([f, seq, ident] for ident, (f, seq, _) in table.items())
+    return table, table.cache
+
+
+def _push(engine: Engine, entry: list[Any], *, retry: bool) -> None:
+    table, heap = _open_set(engine)
+    f, seq, ident = entry
+    table.put(ident, [f, seq, retry])
+    heapq.heappush(heap, entry)
 
 
 class BestFirst(AStar):

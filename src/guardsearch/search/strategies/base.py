@@ -1,10 +1,11 @@
 """The Strategy protocol and the registry that picks one by name.
 
 A strategy is a small object: `start` puts its frontier into `state.data` (plain
-JSON), and `step` does one unit of work, at most one expansion, reading and
-writing only `state.data` and the nodes. The driver (`search/run.py`) saves a
-checkpoint after every step that expanded, so any strategy resumes from a saved
-frontier without knowing a store exists.
+JSON, small: it is saved whole) and `state.tables` (collections that grow with the
+tree, saved by changed rows: A*'s open set, a BFS level), and `step` does one unit
+of work, at most one expansion, reading and writing only those and the nodes. The
+driver (`search/run.py`) saves a checkpoint after every step that expanded, so any
+strategy resumes from a saved frontier without knowing a store exists.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ class Strategy(Protocol):
     Options: type[Any]
 
     def start(self, engine: Engine, options: Any) -> None:
-        """Initialise `engine.state.data` for a fresh search."""
+        """Initialise `engine.state.data` (and `engine.state.tables`) for a fresh search."""
         ...
 
     async def step(self, engine: Engine, options: Any) -> Termination | None:

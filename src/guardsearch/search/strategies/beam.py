@@ -4,15 +4,20 @@ This is Tree of Thoughts' BFS (propose k next steps for each state, value each, 
 the best b; ToT uses b = 5). `bfs` keeps every viable child (width None) and `beam`
 keeps 5 by default. A node whose expansion yields no viable child is re-expanded
 with the feedback, up to `rmax` expansions. Cost: about width x depth expansions.
+
+The level being expanded and the children collected for the next one are `Table`s
+of node ids: each expansion deletes its node's row and adds its children's, so a
+durable run saves what an expansion changed, never a whole level.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
 
 from guardsearch.core.errors import ConfigError
 from guardsearch.search.expand import Engine, order_key
-from guardsearch.search.state import Termination
+from guardsearch.search.state import Table, Termination
 from guardsearch.search.strategies.base import register_strategy
 
 
@@ -40,14 +45,15 @@ class Beam:
     Options: type[BeamOptions] = BeamOptions
 
     def start(self, engine: Engine, options: BeamOptions) -> None:
-        engine.state.data = {"frontier": [engine.tree.root_id], "next": [], "index": 0}
+        engine.state.data = {"level": "a"}
+        engine.state.tables["a"] = Table([(engine.tree.root_id, None)])
+        engine.state.tables["b"] = Table()
 
     async def step(self, engine: Engine, options: BeamOptions) -> Termination | None:
-        data = engine.state.data
-        frontier: list[str] = data["frontier"]
-        if data["index"] >= len(frontier):
+        level, todo, following = _levels(engine)
+        if not todo:
             return self._next_level(engine, options)
-        node = engine.node(frontier[data["index"]])
+        node = engine.node(todo[0])
         expansion = await engine.expand(node)
         viable = sorted(expansion.viable, key=order_key)
         goals = [c for c in viable if c.status == "goal"]
@@ -59,18 +65,23 @@ class Beam:
             engine.add_feedback(node, feedback)
             engine.trace.emit("retry", step=node.step, node=node.id, feedback=feedback)
             return None
-        data["next"] += [c.id for c in viable]
-        data["index"] += 1
+        for child in viable:
+            following.put(child.id, None)
+        todo.popleft()
+        level.delete(node.id)  # done with it: a level's rows go as its nodes are expanded
         return None
 
     def _next_level(self, engine: Engine, options: BeamOptions) -> Termination | None:
         data = engine.state.data
-        ranked = sorted((engine.node(i) for i in data["next"]), key=order_key)
+        done = data["level"]
+        following = engine.state.tables[_other(done)]
+        ranked = sorted((engine.node(i) for i in following), key=order_key)
         if not ranked:
             return "all_pruned"
         kept = ranked if options.width is None else ranked[: options.width]
         for dropped in ranked[len(kept) :]:
             engine.set_status(dropped, "pruned")
+            following.delete(dropped.id)
         engine.trace.emit(
             "phase",
             action="level",
@@ -78,8 +89,37 @@ class Beam:
             kept=[n.id for n in kept],
             pruned=len(ranked) - len(kept),
         )
-        data["frontier"], data["next"], data["index"] = [n.id for n in kept], [], 0
+        # The next level is what was collected (its rows are saved already); the done
+        # level's table, empty now, collects the one after.
+        data["level"] = _other(done)
+        following.cache = deque(n.id for n in kept)
         return None
+
+
+def _other(level: str) -> str:
+    return "b" if level == "a" else "a"
+
+
+def _levels(engine: Engine) -> tuple[Table, deque[str], Table]:
+    """The level being expanded (a table, and its ids still to expand, best first) and
+    the table collecting the next level's nodes.
+
+    Both levels are `Table`s that change by a row per node: a node's row is deleted
+    when it has been expanded and each child's row added, so a durable run never
+    rewrites a level.
+    """
+    state = engine.state
+    tables, data = state.tables, state.data
+    if "level" not in data:  # saved before the levels were tables: lists in `data`
+        frontier = data.pop("frontier", [])[data.pop("index", 0) :]
+        tables["a"] = Table((i, None) for i in frontier)
+        tables["b"] = Table((i, None) for i in data.pop("next", []))
+        data["level"] = "a"
+    level = tables[data["level"]]
+    if level.cache is None:  # after a load: the level's order is best first
+        level.cache = deque(sorted(level, key=lambda i: order_key(engine.node(i))))
+    todo: deque[str] = level.cache
+    return level, todo, tables[_other(data["level"])]
 
 
 class BFS(Beam):
