@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from guardsearch import ScriptedModel
+from guardsearch import ModelRequest, ScriptedModel
 from guardsearch.apps.game24 import check_answer, default_options, parse_numbers
 from guardsearch.apps.game24 import solve as solve_module
 from guardsearch.apps.game24.solve import CONSENSUS_TEMPERATURE
@@ -145,3 +145,42 @@ def test_other_strategies_stay_greedy_unless_told(monkeypatch: pytest.MonkeyPatc
     assert build_app("game24", {"numbers": "4 5 6 10"}, "consensus").options == {
         "temperature": CONSENSUS_TEMPERATURE
     }
+
+
+WINNING = {"4 5 6 10": ["5 * 6", "4 + 5"], "4 10 30": ["30 - 10"], "4 20": ["20 - 4", "4 + 20"]}
+
+
+def by_numbers(request: ModelRequest) -> str:
+    """The proposer's answer for the numbers left (whatever the seed or the order)."""
+    left = request.messages[-1].content.split("Input: ", 1)[1].splitlines()[0]
+    return json.dumps({"steps": WINNING.get(left, ["4 + 5"])})
+
+
+def test_concurrency_reaches_the_engine_and_keeps_the_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from guardsearch.search import run as search_run
+
+    seen: list[object] = []
+    real = search_run.EngineOptions
+
+    def spy(**kw: object) -> object:
+        seen.append(kw.get("concurrency"))
+        return real(**kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(search_run, "EngineOptions", spy)
+    outputs = []
+    for extra in ([], ["--concurrency", "4"]):
+        model = ScriptedModel(by_numbers)
+        monkeypatch.setattr(solve_module, "model_from_spec", lambda spec, m=model: m)
+        result = runner.invoke(
+            app,
+            ["solve", "game24", "4 5 6 10", "--samples", "2", "--json", "--quiet", *extra],
+        )
+        assert result.exit_code == 0, result.output
+        payload = json.loads(result.stdout)
+        outputs.append({k: v for k, v in payload.items() if k != "seconds"})
+    assert seen == [None, 4]
+    assert outputs[0] == outputs[1]
+    bad = runner.invoke(app, ["solve", "game24", "4 5 6 10", "--concurrency", "0"])
+    assert bad.exit_code == 2

@@ -43,6 +43,15 @@ def game24(
         int | None,
         typer.Option(min=1, help="Proposer calls per expansion, each with its own seed."),
     ] = None,
+    concurrency: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Model calls at once (an expansion's samples, its judging; consensus "
+            "rounds). Same answer as 1; pays off with a server that batches (vLLM, "
+            "OpenAI-compatible), not with the embedded model, which runs one call at a time.",
+        ),
+    ] = None,
     trace: Annotated[Path | None, typer.Option(help="Append the event trace (JSONL).")] = None,
     quiet: Annotated[bool, typer.Option(help="No progress on stderr.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
@@ -65,7 +74,12 @@ def game24(
             f"unknown strategy {strategy!r}; choose one of {', '.join(strategy_names())}",
             as_json=as_json,
         )
-    given = {"width": width, "temperature": temperature, "samples": samples}
+    given = {
+        "width": width,
+        "temperature": temperature,
+        "samples": samples,
+        "concurrency": concurrency,
+    }
     options: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
     if durable or locked:
         from guardsearch.cli.durable_solve import solve_durably

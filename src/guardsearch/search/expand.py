@@ -18,19 +18,29 @@
 7. **Path summary**: a child's context keeps earlier results under a token cap.
 8. **Events**: every expansion, verdict, drop and repair is an Event in the trace.
 
+With `concurrency > 1` an expansion's `samples` proposer calls run at once, and so
+does the judging of its new candidates, at most `concurrency` at a time; dedup and
+node ids are settled in sample order first and nodes are built in that order, so
+the tree is the one the sequential run builds (for a model whose answer depends only
+on the request). `prefetch` starts the proposer calls of an expansion a strategy
+knows it will make next; they are used (and committed) when that expansion runs.
+
 Strategies only decide *which* node to expand next and what to do with the result.
 """
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from guardsearch.core.context import Context
 from guardsearch.core.errors import BudgetExceeded, ConfigError
 from guardsearch.core.events import Trace
 from guardsearch.core.guard_result import GuardResult
+from guardsearch.core.messages import Completion, ModelRequest
 from guardsearch.core.usage import Usage
 from guardsearch.guards.diff import apply_patch
 from guardsearch.models.metered import Metered
@@ -48,6 +58,7 @@ class EngineOptions:
     """Options every strategy accepts (passed as keywords to `search`)."""
 
     samples: int = 1
+    concurrency: int = 1
     temperature: float = 0.0
     seed: int = 0
     path_token_cap: int = 2000
@@ -58,6 +69,12 @@ class EngineOptions:
     def __post_init__(self) -> None:
         if self.samples < 1:
             raise ConfigError(f"samples must be >= 1, got {self.samples}")
+        if (
+            isinstance(self.concurrency, bool)
+            or not isinstance(self.concurrency, int)
+            or self.concurrency < 1
+        ):
+            raise ConfigError(f"concurrency must be an integer >= 1, got {self.concurrency!r}")
         if self.temperature < 0:
             raise ConfigError(f"temperature must be >= 0, got {self.temperature}")
         if self.path_token_cap < 16:
@@ -107,6 +124,12 @@ class Engine:
         self.state = state
         self.options = options
         self.summarize: Summarizer = options.summarizer or summarize_path
+        # At most `concurrency` model calls (proposer calls, judging) at once.
+        self._gate = asyncio.Semaphore(options.concurrency)
+        # Proposer calls started before their expansion, by (node id, request digest).
+        self._prefetched: dict[tuple[str, str], asyncio.Task[Completion]] = {}
+        self._queued = 0  # prefetched calls still waiting for a slot (nothing reserved yet)
+        self._started: set[asyncio.Task[Any]] = set()  # prefetched calls under way
 
     @property
     def trace(self) -> Trace:
@@ -175,18 +198,139 @@ class Engine:
 
     # -- budget -------------------------------------------------------------------------
 
-    def reserve_expansion(self) -> None:
-        """Raise BudgetExceeded unless a whole expansion fits (checked before any call)."""
+    def reserve_expansion(self, calls: int | None = None) -> None:
+        """Raise BudgetExceeded unless a whole expansion fits (checked before any call).
+
+        `calls` is how many of the expansion's proposer calls are still to be made
+        (default `samples`; fewer when some were prefetched and so already reserved or
+        paid). Prefetched calls still waiting for a slot count as well.
+        """
         limit = self.options.max_expansions
         if limit is not None and self.state.expansions >= limit:
             self.trace.emit("budget_exceeded", reason=f"max_expansions {limit} reached")
             raise BudgetExceeded(
                 f"max_expansions {limit} reached", self.metered.usage, "max_expansions"
             )
-        reason = self.metered.budget.violation(Usage(calls=self.options.samples))
+        pending = self.options.samples if calls is None else calls
+        reason = self.metered.budget.violation(Usage(calls=pending + self._queued))
         if reason:
             self.trace.emit("budget_exceeded", reason=reason, used=self.metered.usage.as_dict())
             raise BudgetExceeded(reason, self.metered.usage, self.metered.budget.describe())
+
+    # -- concurrency: the gate, prefetched proposer calls ---------------------------------
+
+    @property
+    def lookahead(self) -> int:
+        """How many expansions' proposer calls fill the `concurrency` slots (>= 1)."""
+        return max(1, -(-self.options.concurrency // self.options.samples))
+
+    def _requests(
+        self, node: Node, seed_offset: int, temperature: float | None
+    ) -> list[tuple[int, ModelRequest]]:
+        """The proposer requests of `node`'s next expansion, with their seeds."""
+        heat = self.options.temperature if temperature is None else temperature
+        ctx = self.generation_context(node)
+        first = self.options.seed + seed_offset
+        return [
+            (seed, self.space.request(node, ctx, seed=seed, temperature=heat))
+            for seed in range(first, first + self.options.samples)
+        ]
+
+    async def _call(
+        self, request: ModelRequest, level: str, node: str, *, queued: bool = False
+    ) -> Completion:
+        """One proposer call through the gate (reserve -> execute -> reconcile: Metered)."""
+        try:
+            await self._gate.acquire()
+        finally:
+            if queued:
+                self._queued -= 1
+        task = asyncio.current_task() if queued else None
+        if task is not None:
+            self._started.add(task)
+        try:
+            # Metered reserves before its first await, so a call leaves the queue and
+            # enters the ledger in one step: the budget never loses sight of it.
+            return await self.metered.complete(request, step=level, node=node)
+        finally:
+            self._gate.release()
+            if task is not None:
+                self._started.discard(task)
+
+    def prefetch(
+        self, node: Node, *, seed_offset: int = 0, temperature: float | None = None
+    ) -> bool:
+        """Start the proposer calls of `node`'s next expansion now (concurrency > 1 only).
+
+        A strategy calls this for an expansion it will make later whatever happens in
+        between (the next consensus rounds, the rest of a beam level). The calls run in
+        the background, through the gate and `Metered`; `expand` picks their answers up
+        by request digest, and everything else (dedup, judging, node ids, the commit)
+        happens in `expand`, in the order the strategy expands. Only an expansion whose
+        whole set of calls fits the budget now is started. A prefetched answer that no
+        expansion asks for (the search ended first) is cancelled by `close`. Returns True
+        when the expansion's calls are under way (now or before).
+        """
+        if self.options.concurrency <= 1:
+            return False
+        samples = self.options.samples
+        limit = self.options.max_expansions
+        ahead = -(-len(self._prefetched) // samples)
+        if limit is not None and self.state.expansions + ahead >= limit:
+            return False
+        todo: dict[tuple[str, str], ModelRequest] = {}
+        for _, request in self._requests(node, seed_offset, temperature):
+            key = (node.id, request.digest())
+            if key not in self._prefetched:
+                todo.setdefault(key, request)  # a request twice is prefetched once
+        if not todo:
+            return True
+        if self.metered.budget.violation(Usage(calls=len(todo) + self._queued)):
+            return False
+        level = self.space.level(node.depth)
+        for key, request in todo.items():
+            self._queued += 1
+            self._prefetched[key] = asyncio.ensure_future(
+                self._call(request, level, node.id, queued=True)
+            )
+        return True
+
+    async def close(self, *, wait: bool = True) -> None:
+        """End the prefetched calls no expansion used; the search driver calls this last.
+
+        Calls still waiting for a slot are cancelled (they reserved nothing). Calls
+        under way are awaited when `wait` (they are paid for anyway, and a durable run
+        keeps their answers for a resume), else cancelled too (a cancelled search
+        stops at once; a call cancelled in flight still counts as a call).
+        """
+        tasks = list(self._prefetched.values())
+        self._prefetched.clear()
+        for task in tasks:
+            if not (wait and task in self._started):
+                task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        self._started.clear()
+        self._queued = 0  # a task cancelled before it ever ran never left the queue
+
+    def unsettled_usage(self) -> Usage:
+        """What prefetched calls that have ended, but that no expansion used yet, cost.
+
+        Metered has booked it; the search state counts it only when their expansion
+        commits, so a run resumed from a checkpoint (which repeats those calls, from
+        the memo for a durable run) counts each call once.
+        """
+        total = Usage()
+        for task in self._prefetched.values():
+            if not task.done() or task.cancelled():
+                continue
+            error = task.exception()
+            if error is None:
+                used = task.result().usage
+                total = total + (used if used.calls else used + Usage(calls=1))
+            elif not isinstance(error, BudgetExceeded):
+                total = total + Usage(calls=1)  # a failed call counts as a call (Metered)
+        return total
 
     # -- the expansion ------------------------------------------------------------------
 
@@ -198,8 +342,16 @@ class Engine:
         Sample i uses seed `seed + seed_offset + i` (consensus gives each candidate its
         own offset, so diversity comes only from explicit seeds). `temperature`
         overrides the search's for this expansion only (dfs: `duplicate_temperature`).
+        With `concurrency > 1` the calls (and then the judging) run concurrently; the
+        tree is the same as the sequential run's.
         """
-        self.reserve_expansion()
+        requests: list[tuple[int, ModelRequest]] | None = None
+        if self.options.concurrency > 1:
+            requests = self._requests(node, seed_offset, temperature)
+            ready = {(node.id, r.digest()) for _, r in requests} & self._prefetched.keys()
+            self.reserve_expansion(len(requests) - len(ready))
+        else:
+            self.reserve_expansion()
         self.state.expanding = node.id  # a pause or crash mid-expansion names it
         level = self.space.level(node.depth)
         ctx = self.generation_context(node)
@@ -216,18 +368,21 @@ class Engine:
         out = Expansion(node=node.id)
         # Closed-set entries of this expansion, kept only if it completes.
         staged: dict[str, str] = {}
-        for i in range(self.options.samples):
-            seed = self.options.seed + seed_offset + i
-            heat = self.options.temperature if temperature is None else temperature
-            request = self.space.request(node, ctx, seed=seed, temperature=heat)
-            completion = await self.metered.complete(request, step=level, node=node.id)
-            out.calls += 1
-            for proposal in self.space.parse(node, completion.text):
-                child = await self._admit(node, proposal, staged, seed=seed, attempt=attempt)
-                if isinstance(child, Node):
-                    out.children.append(child)
-                else:
-                    out.duplicates.append(child)
+        if requests is not None:
+            await self._expand_concurrently(node, requests, out, staged, attempt=attempt)
+        else:
+            for i in range(self.options.samples):
+                seed = self.options.seed + seed_offset + i
+                heat = self.options.temperature if temperature is None else temperature
+                request = self.space.request(node, ctx, seed=seed, temperature=heat)
+                completion = await self.metered.complete(request, step=level, node=node.id)
+                out.calls += 1
+                for proposal in self.space.parse(node, completion.text):
+                    child = await self._admit(node, proposal, staged, seed=seed, attempt=attempt)
+                    if isinstance(child, Node):
+                        out.children.append(child)
+                    else:
+                        out.duplicates.append(child)
         # Commit: an expansion cut short (budget, cancellation) leaves no trace in the
         # tree, so resuming repeats it whole instead of seeing its half as duplicates.
         self.state.closed.update(staged)
@@ -252,6 +407,61 @@ class Engine:
         )
         return out
 
+    async def _expand_concurrently(
+        self,
+        node: Node,
+        requests: list[tuple[int, ModelRequest]],
+        out: Expansion,
+        staged: dict[str, str],
+        *,
+        attempt: int,
+    ) -> None:
+        """The calls at once, then dedup in sample order, the judging at once, then the
+        nodes in order: what the sequential loop builds, for the same answers.
+
+        Every call and every verdict is awaited before an error is raised (the first in
+        sample order), so nothing is left running and nothing is half committed.
+        """
+        level = self.space.level(node.depth)
+        calls: list[Awaitable[Completion]] = []
+        for _, request in requests:
+            task = self._prefetched.pop((node.id, request.digest()), None)
+            calls.append(task if task is not None else self._call(request, level, node.id))
+        answers = await asyncio.gather(*calls, return_exceptions=True)
+        completions: list[Completion] = []
+        for answer in answers:
+            if isinstance(answer, BaseException):
+                raise answer
+            completions.append(answer)
+        out.calls += len(completions)
+        new: list[tuple[int, Proposal, str, str]] = []  # seed, proposal, key, id
+        for (seed, _), completion in zip(requests, completions, strict=True):
+            for proposal in self.space.parse(node, completion.text):
+                key, ident, duplicate = self._stage(node, proposal, staged)
+                if duplicate:
+                    out.duplicates.append(ident)
+                else:
+                    new.append((seed, proposal, key, ident))
+        verdicts = await asyncio.gather(
+            *(self._gated_verdict(node, proposal, ident) for _, proposal, _, ident in new),
+            return_exceptions=True,
+        )
+        judged: list[tuple[GuardResult, Proposal, str]] = []
+        for outcome in verdicts:
+            if isinstance(outcome, BaseException):
+                raise outcome
+            judged.append(outcome)
+        for (seed, _, key, ident), (verdict, proposal, stage) in zip(new, judged, strict=True):
+            out.children.append(
+                self._build(node, proposal, key, ident, verdict, stage, seed=seed, attempt=attempt)
+            )
+
+    async def _gated_verdict(
+        self, parent: Node, proposal: Proposal, ident: str
+    ) -> tuple[GuardResult, Proposal, str]:
+        async with self._gate:  # a judge that calls a model holds one slot per call
+            return await self._verdict(parent, proposal, ident)
+
     async def _admit(
         self,
         parent: Node,
@@ -262,21 +472,36 @@ class Engine:
         attempt: int,
     ) -> Node | str:
         """Dedup, pre-filter and evaluate one candidate; for a duplicate, the original's id."""
+        key, ident, duplicate = self._stage(parent, proposal, staged)
+        if duplicate:
+            return ident
+        verdict, proposal, stage = await self._verdict(parent, proposal, ident)
+        return self._build(parent, proposal, key, ident, verdict, stage, seed=seed, attempt=attempt)
+
+    def _stage(
+        self, parent: Node, proposal: Proposal, staged: dict[str, str]
+    ) -> tuple[str, str, bool]:
+        """Dedup one candidate: (key, new node id, False), or (key, original's id, True)."""
         key = proposal.key or self.space.key(parent, proposal)
         original = self.state.closed.get(key) or staged.get(key)
-        level = self.space.level(parent.depth)
         if original is not None:
             self.trace.emit(
                 "candidate_dropped",
-                step=level,
+                step=self.space.level(parent.depth),
                 node=parent.id,
                 reason="duplicate",
                 duplicate_of=original,
                 text=proposal.text[:200],
             )
-            return original
+            return key, original, True
         ident = self.state.tree.new_id()
         staged[key] = ident
+        return key, ident, False
+
+    async def _verdict(
+        self, parent: Node, proposal: Proposal, ident: str
+    ) -> tuple[GuardResult, Proposal, str]:
+        """Pre-filter and evaluate one new candidate, and try a guard's repair."""
         # Judged in the parent's own context: the objective is pinned, but the retry
         # feedback that shaped the proposal is not the judge's business.
         ctx = parent.context
@@ -286,6 +511,22 @@ class Engine:
             if repaired is not None:
                 proposal, verdict = repaired
                 stage = "repaired"
+        return verdict, proposal, stage
+
+    def _build(
+        self,
+        parent: Node,
+        proposal: Proposal,
+        key: str,
+        ident: str,
+        verdict: GuardResult,
+        stage: str,
+        *,
+        seed: int,
+        attempt: int,
+    ) -> Node:
+        """The judged candidate as a node (not yet in the tree: the commit adds it)."""
+        level = self.space.level(parent.depth)
         child = Node(
             id=ident,
             parent=parent.id,

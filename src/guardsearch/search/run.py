@@ -104,11 +104,11 @@ async def search(
 ) -> SearchResult:
     """Search `space` with the named strategy under `budget`; see docs/search.md.
 
-    `options` are the engine's (`samples`, `temperature`, `seed`, `path_token_cap`,
-    `summarizer`, `max_expansions`, `should_stop`) and the strategy's own (e.g. `width`,
-    `rmax`, `heuristic`, `reducer`). `on_expansion(state)` runs after every expansion;
-    `resume` continues a saved state (its usage counts against `budget` if that budget
-    is unused).
+    `options` are the engine's (`samples`, `concurrency`, `temperature`, `seed`,
+    `path_token_cap`, `summarizer`, `max_expansions`, `should_stop`) and the strategy's
+    own (e.g. `width`, `rmax`, `heuristic`, `reducer`). `on_expansion(state)` runs after
+    every expansion; `resume` continues a saved state (its usage counts against `budget`
+    if that budget is unused).
     """
     strat = get_strategy(strategy)
     engine_options, strategy_options = split_options(strat, options)
@@ -131,7 +131,7 @@ async def search(
     engine = Engine(space, metered, state, engine_options)
 
     def sync_usage() -> None:
-        state.usage = base + (metered.usage - start)
+        state.usage = base + (metered.usage - start) - engine.unsettled_usage()
 
     termination: Termination | None = None
     with using_model(metered):
@@ -162,11 +162,20 @@ async def search(
                 if state.expansions != before:
                     await _call(on_expansion, state)
         except asyncio.CancelledError:
+            await engine.close(wait=False)
             sync_usage()
             state.termination = "cancelled"
             metered.trace.emit("run_end", termination="cancelled", used=state.usage.as_dict())
             await _call(on_expansion, state)
             raise
+        except BaseException as exc:
+            # Nothing keeps running after the search: calls under way are awaited
+            # (paid anyway; a durable run keeps their answers) unless it is interrupted.
+            await engine.close(wait=isinstance(exc, Exception))
+            raise
+        # Prefetched calls no expansion asked for (the search ended first): the waiting
+        # ones are cancelled, those under way awaited and booked before the usage is final.
+        await engine.close()
         state.termination = termination
         sync_usage()
         await _call(on_expansion, state)

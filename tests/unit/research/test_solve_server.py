@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 
 import httpx
@@ -51,6 +52,26 @@ async def test_a_spent_budget_is_a_failed_search_not_an_error() -> None:
     assert body["calls"] == 1
 
 
+def by_numbers(request: ModelRequest) -> str:
+    """The proposer's answer for the numbers left (whatever the seed or the order)."""
+    left = request.messages[-1].content.split("Input: ", 1)[1].splitlines()[0]
+    steps = {"4 5 6 10": "5 * 6", "4 10 30": "30 - 10", "4 20": "4 + 20"}
+    return json.dumps({"steps": [steps.get(left, "4 + 5")]})
+
+
+async def test_concurrency_is_a_plain_option_of_solve() -> None:
+    bodies = []
+    for options in ({}, {"concurrency": 4, "samples": 2}, {"samples": 2}):
+        async with await client_for(ScriptedModel(by_numbers)) as c:
+            response = await c.post(
+                "/solve", json={"problem": {"numbers": "4 5 6 10"}, "options": options}
+            )
+        assert response.status_code == 200, response.text
+        bodies.append({k: v for k, v in response.json().items() if k != "seconds"})
+    assert bodies[0]["succeeded"] is True
+    assert bodies[1] == bodies[2]  # the same search, the calls of an expansion at once
+
+
 @pytest.mark.parametrize(
     ("request_body", "message"),
     [
@@ -59,6 +80,7 @@ async def test_a_spent_budget_is_a_failed_search_not_an_error() -> None:
         ({"problem": {"numbers": "four"}}, "Game of 24 needs numbers"),
         ({"problem": {"numbers": "4 5 6 10"}, "options": {"nope": 1}}, "unknown option"),
         ({"problem": {"numbers": "4 5 6 10"}, "options": {"heuristic": "x"}}, "over HTTP"),
+        ({"problem": {"numbers": "4 5 6 10"}, "options": {"concurrency": 0}}, "concurrency"),
         ({"problem": {"numbers": "4 5 6 10"}, "budget": {"calls": 10_000}}, "capped at 200"),
     ],
 )

@@ -8,10 +8,16 @@ with the feedback, up to `rmax` expansions. Cost: about width x depth expansions
 The level being expanded and the children collected for the next one are `Table`s
 of node ids: each expansion deletes its node's row and adds its children's, so a
 durable run saves what an expansion changed, never a whole level.
+
+With `concurrency > 1` an expansion's samples and its judging run concurrently (the
+engine); `prefetch=True` also starts the proposer calls of the next nodes of the
+level ahead of their turn. Nodes are committed in the level's order either way, so
+the tree is the sequential run's; prefetch may pay for calls a goal made unnecessary.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections import deque
 from dataclasses import dataclass
 
@@ -23,10 +29,14 @@ from guardsearch.search.strategies.base import register_strategy
 
 @dataclass(frozen=True, kw_only=True)
 class BeamOptions:
-    """`width`: children kept per level (None keeps all); `rmax`: expansions per node."""
+    """`width`: children kept per level (None keeps all); `rmax`: expansions per node;
+    `prefetch`: with concurrency > 1, start the proposer calls of the level's next
+    nodes while the current one is judged (faster; when a goal ends the level, the
+    calls already made for the nodes after it are paid for and unused)."""
 
     width: int | None = 5
     rmax: int = 1
+    prefetch: bool = False
 
     def __post_init__(self) -> None:
         if self.width is not None and self.width < 1:
@@ -53,6 +63,11 @@ class Beam:
         level, todo, following = _levels(engine)
         if not todo:
             return self._next_level(engine, options)
+        if options.prefetch and engine.options.concurrency > 1:
+            # Nodes are still expanded and committed one by one, in the level's order.
+            for ident in itertools.islice(todo, engine.lookahead):
+                if not engine.prefetch(engine.node(ident)):
+                    break
         node = engine.node(todo[0])
         expansion = await engine.expand(node)
         viable = sorted(expansion.viable, key=order_key)

@@ -7,6 +7,10 @@ rollout is a single call. A duplicate is not re-evaluated but still counts as a
 vote for the node it repeats. The reducer (`majority_vote`, `identical`,
 `judge_selection` or any callable) picks the winner; a winner that passed its guard
 is a success, anything else ends `all_pruned`. Cost: N x depth expansions.
+
+With `concurrency > 1` the root expansions of the coming rounds are prefetched
+(their proposer calls run while the current round is judged and rolled out); rounds
+are still committed in order, so the result is the sequential run's.
 """
 
 from __future__ import annotations
@@ -60,6 +64,8 @@ class Consensus:
                 return await self._reduce(engine, options)
             data["at"] = engine.tree.root_id
         node = engine.node(data["at"])
+        if node.id == engine.tree.root_id:
+            _prefetch_rounds(engine, data["round"], options.n)
         expansion = await engine.expand(node, seed_offset=data["round"] * engine.options.samples)
         reached = expansion.children + [engine.node(i) for i in expansion.duplicates]
         viable = sorted((n for n in reached if n.viable), key=order_key)
@@ -95,6 +101,23 @@ class Consensus:
             return "success"
         engine.state.best = winner.node.id
         return "all_pruned"
+
+
+def _prefetch_rounds(engine: Engine, first: int, n: int) -> None:
+    """With concurrency > 1, start the root expansions of this round and the next ones.
+
+    A round's root expansion depends on nothing an earlier round does (the root's
+    context never changes; each round has its own seeds), so its proposer calls can
+    run while earlier rounds are judged and rolled out. Rounds are still expanded and
+    committed one after the other, in order: the tree, the votes and the calls are the
+    sequential run's. Enough rounds ahead to fill the `concurrency` slots.
+    """
+    if engine.options.concurrency <= 1:
+        return
+    root = engine.tree.root
+    for r in range(first, min(n, first + engine.lookahead)):
+        if not engine.prefetch(root, seed_offset=r * engine.options.samples):
+            break
 
 
 register_strategy(Consensus())
