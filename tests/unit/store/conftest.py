@@ -85,3 +85,12 @@ def reopen(request: pytest.FixtureRequest) -> Callable[[RunStore], RunStore]:
         return PostgresRunStore(request.getfixturevalue("pg_dsn"), schema=the_store.schema)
 
     return again
+
+
+@pytest.fixture
+def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A SQLite run store as $GUARDSEARCH_DB, with the test's folder as the working dir."""
+    path = tmp_path / "runs.db"
+    monkeypatch.setenv("GUARDSEARCH_DB", str(path))
+    monkeypatch.chdir(tmp_path)
+    return path

@@ -6,7 +6,6 @@ import asyncio
 import json
 from pathlib import Path
 
-import pytest
 from durable_apps import asking_answer
 from typer.testing import CliRunner
 
@@ -16,14 +15,6 @@ from guardsearch.runs import RunSpec, create_run, execute_run
 from guardsearch.store.sqlite import SqliteRunStore
 
 runner = CliRunner()
-
-
-@pytest.fixture
-def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "runs.db"
-    monkeypatch.setenv("GUARDSEARCH_DB", str(path))
-    monkeypatch.chdir(tmp_path)
-    return path
 
 
 def solve(tmp_path: Path, *extra: str) -> dict[str, object]:

@@ -5,21 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from guardsearch.cli import app
 from guardsearch.viewer import render_run
 
 runner = CliRunner()
-
-
-@pytest.fixture
-def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "runs.db"
-    monkeypatch.setenv("GUARDSEARCH_DB", str(path))
-    monkeypatch.chdir(tmp_path)
-    return path
 
 
 def solved_run(tmp_path: Path) -> dict[str, object]:
