@@ -186,17 +186,7 @@ def differences(locked: dict[str, Any], current: dict[str, Any]) -> list[str]:
             f"(sha256 {_short(old_model.get('weights_sha256'))} -> "
             f"{_short(new_model['weights_sha256'])})"
         )
-    old_prompts, new_prompts = locked.get("prompts", {}), current["prompts"]
-    for name in sorted(set(old_prompts) | set(new_prompts)):
-        if name not in new_prompts:
-            out.append(f"prompt template {name} removed")
-        elif name not in old_prompts:
-            out.append(f"prompt template {name} added")
-        elif old_prompts[name] != new_prompts[name]:
-            out.append(
-                f"prompt template {name} changed "
-                f"(sha256 {_short(old_prompts[name])} -> {_short(new_prompts[name])})"
-            )
+    out += _digest_changes("prompt template", locked.get("prompts", {}), current["prompts"])
     out += _app_differences(locked.get("app"), current.get("app"))
     return out
 
@@ -214,17 +204,20 @@ def _app_differences(old: Any, new: Any) -> list[str]:
             f"app module {name} changed (sha256 {_short(old.get('source_sha256'))} -> "
             f"{_short(new['source_sha256'])})"
         )
-    old_steps, new_steps = old.get("step_prompts", {}), new["step_prompts"]
-    for step in sorted(set(old_steps) | set(new_steps)):
-        if step not in new_steps:
-            out.append(f"step prompt {step} removed")
-        elif step not in old_steps:
-            out.append(f"step prompt {step} added")
-        elif old_steps[step] != new_steps[step]:
-            out.append(
-                f"step prompt {step} changed "
-                f"(sha256 {_short(old_steps[step])} -> {_short(new_steps[step])})"
-            )
+    out += _digest_changes("step prompt", old.get("step_prompts", {}), new["step_prompts"])
+    return out
+
+
+def _digest_changes(kind: str, old: dict[str, str], new: dict[str, str]) -> list[str]:
+    """What was removed, added or changed between two name -> sha256 maps."""
+    out: list[str] = []
+    for name in sorted(set(old) | set(new)):
+        if name not in new:
+            out.append(f"{kind} {name} removed")
+        elif name not in old:
+            out.append(f"{kind} {name} added")
+        elif old[name] != new[name]:
+            out.append(f"{kind} {name} changed (sha256 {_short(old[name])} -> {_short(new[name])})")
     return out
 
 

@@ -15,7 +15,7 @@ that need no problem spec run: the step guards and the Minimal plan guard.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -83,6 +83,14 @@ def parse_plan(problem: Problem | None, text: str) -> Any:
     return complete_plan(problem, value) if problem is not None else value
 
 
+# The three steps before the plan: each a JSON schema and a guard built from the problem.
+_UPSTREAM: dict[str, tuple[Callable[[Problem | None], Any], Callable[[Problem | None], Any]]] = {
+    "analysis": (analysis_schema, AnalysisGuard),
+    "recon": (recon_schema, ReconGuard),
+    "strategy": (strategy_schema, StrategyGuard),
+}
+
+
 def plan_step(
     name: str,
     problem: Problem | None,
@@ -94,30 +102,13 @@ def plan_step(
     template = PromptTemplate.packaged(f"plan_{name}" if problem else f"plan_free_{name}")
     rmax = SEARCH_BUDGETS[name].rmax
     tokens = MAX_TOKENS[name]
-    if name == "analysis":
+    if name in _UPSTREAM:
+        schema_of, guard_of = _UPSTREAM[name]
         return Step(
             name=name,
             prompt=template,
-            schema=analysis_schema(problem),
-            guard=AnalysisGuard(problem),
-            rmax=rmax,
-            max_tokens=tokens,
-        )
-    if name == "recon":
-        return Step(
-            name=name,
-            prompt=template,
-            schema=recon_schema(problem),
-            guard=ReconGuard(problem),
-            rmax=rmax,
-            max_tokens=tokens,
-        )
-    if name == "strategy":
-        return Step(
-            name=name,
-            prompt=template,
-            schema=strategy_schema(problem),
-            guard=StrategyGuard(problem),
+            schema=schema_of(problem),
+            guard=guard_of(problem),
             rmax=rmax,
             max_tokens=tokens,
         )
