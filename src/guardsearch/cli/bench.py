@@ -204,7 +204,7 @@ def tune(
     """Heuristic tuning: misleading high scores, missed low scores, proposed weights."""
     import json
 
-    from guardsearch.experiments import resolve_suite
+    from guardsearch.experiments import JsonlResults, resolve_suite
     from guardsearch.experiments.tuning import checks_as_features, tuning_markdown, tuning_report
 
     try:
@@ -212,7 +212,8 @@ def tune(
     except GuardsearchError as exc:
         fail(str(exc), exit_for(exc), as_json=as_json)
     results = _stored(out_dir, method, as_json)
-    data = tuning_report(results, features=features, high=high, low=low)
+    store = JsonlResults(out_dir)
+    data = tuning_report(results, events_of=store.events, features=features, high=high, low=low)
     data["method"] = method
     data["rerun"] = {
         "label": f"{method}-tuned",

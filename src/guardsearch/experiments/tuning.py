@@ -7,6 +7,9 @@ expansions, checks). Over many trials this module finds:
   nothing below them reached a goal (the evaluator sent the search into a dead end);
 - *missed lows*: nodes on a winning path that the evaluator scored low;
 
+- *a dry proposer*: from the traces, how many candidates the proposer offered, how many
+  dedup dropped as repeats, and which searches ended `all_pruned` with budget left;
+
 and proposes changes: per feature (a named check, or any feature function of a node),
 how much more often nodes that have it lead to a goal (a smoothed likelihood ratio),
 turned into proposed weights; and a pruning threshold below which no goal-leading node
@@ -125,15 +128,43 @@ def propose_threshold(nodes: Sequence[LabelledNode]) -> dict[str, Any]:
     }
 
 
+Events = Callable[[TrialResult], Sequence[Mapping[str, Any]]]
+
+
+def proposer_yield(results: Sequence[TrialResult], events_of: Events) -> dict[str, Any]:
+    """Candidates offered vs dropped as repeats, and the searches that ran dry: ended
+    `all_pruned` (nothing left to expand) with calls left under their budget."""
+    candidates = repeats = 0
+    dry: list[int] = []
+    for r in results:
+        for event in events_of(r):
+            data = event.get("data") or {}
+            if event.get("kind") == "expansion" and data.get("phase") == "end":
+                candidates += len(data.get("children") or []) + int(data.get("dropped") or 0)
+                repeats += int(data.get("dropped") or 0)
+        if r.termination == "all_pruned" and r.budget is not None and r.calls < r.budget:
+            dry.append(r.budget - r.calls)
+    return {
+        "candidates": candidates,
+        "repeats": repeats,
+        "repeat_share": round(repeats / candidates, 4) if candidates else 0.0,
+        "failed": sum(not r.succeeded for r in results),
+        "ran_dry": len(dry),
+        "ran_dry_calls_left": sorted(dry),
+    }
+
+
 def tuning_report(
     results: Sequence[TrialResult],
     *,
+    events_of: Events | None = None,
     features: Features = checks_as_features,
     high: float = 0.7,
     low: float = 0.4,
     examples: int = 8,
 ) -> dict[str, Any]:
-    """The misleading highs, the missed lows, feature statistics and the proposal."""
+    """The misleading highs, the missed lows, feature statistics and the proposal; with
+    `events_of` (a trial's stored trace), the proposer's yield too."""
     nodes = labelled_nodes(results)
     misleading = [ln for ln in nodes if float(ln.node["score"]) >= high and not ln.leads_to_goal]
     missed = [ln for ln in nodes if ln.winning and float(ln.node["score"]) <= low]
@@ -167,6 +198,7 @@ def tuning_report(
         "misleading_examples": [show(ln) for ln in rank[:examples]],
         "missed_examples": [show(ln) for ln in missed[:examples]],
         "features": stats,
+        "proposer": proposer_yield(results, events_of) if events_of is not None else None,
         "proposal": {
             "weights": propose_weights(stats),
             **propose_threshold(nodes),
@@ -185,6 +217,17 @@ def tuning_markdown(report: Mapping[str, Any], title: str = "Heuristic tuning") 
         f"{report['misleading_high']} nodes, {report['misleading_high_expansions']} expansions; "
         f"by depth: {report['misleading_high_by_depth']}",
         f"- **missed lows** (score ≤ {report['low']} on a winning path): {report['missed_low']}",
+    ]
+    y = report.get("proposer")
+    if y:
+        left = y["ran_dry_calls_left"]
+        lines.append(
+            f"- **the proposer**: {y['candidates']} candidates offered, {y['repeats']} "
+            f"({100 * y['repeat_share']:.0f}%) dropped as repeats; {y['ran_dry']} of "
+            f"{y['failed']} failed searches ran dry (`all_pruned` with calls left: "
+            f"{', '.join(map(str, left)) or 'none'})"
+        )
+    lines += [
         "",
         "## Features",
         "",

@@ -22,6 +22,7 @@ from guardsearch.experiments.tuning import (
     labelled_nodes,
     propose_threshold,
     propose_weights,
+    proposer_yield,
     tuning_markdown,
     tuning_report,
 )
@@ -90,6 +91,32 @@ def test_the_report_finds_misleading_highs_and_missed_lows() -> None:
     assert (stats["present"], stats["absent"]) == (2, 2)
     text = tuning_markdown(report)
     assert "misleading highs" in text and "| good sign | 2 / 2 |" in text
+
+
+def expansion_end(children: int, dropped: int) -> dict:
+    data = {"phase": "end", "children": [f"n{i}" for i in range(children)], "dropped": dropped}
+    return {"kind": "expansion", "data": data}
+
+
+def test_the_proposer_yield_counts_repeats_and_searches_that_ran_dry() -> None:
+    runs = [
+        result(problem="a", method="astar", succeeded=False, termination="all_pruned", calls=7),
+        result(problem="b", method="astar", succeeded=False, calls=10),  # budget_exhausted
+        result(problem="c", method="astar", calls=4),
+    ]
+    traces = {
+        "a": [expansion_end(3, 1), expansion_end(0, 4), {"kind": "expansion", "data": {}}],
+        "b": [expansion_end(2, 0)],
+        "c": [expansion_end(1, 1)],
+    }
+    found = proposer_yield(runs, lambda r: traces[r.problem])
+    assert (found["candidates"], found["repeats"]) == (12, 6)
+    assert found["repeat_share"] == 0.5
+    assert (found["failed"], found["ran_dry"], found["ran_dry_calls_left"]) == (2, 1, [3])
+    report = tuning_report(runs, events_of=lambda r: traces[r.problem])
+    assert "12 candidates offered, 6 (50%) dropped as repeats; 1 of 2 failed searches ran dry" in (
+        tuning_markdown(report)
+    )
 
 
 def test_weights_follow_the_likelihood_ratio() -> None:

@@ -186,6 +186,62 @@ async def test_an_astar_retry_waits_behind_better_open_nodes() -> None:
     assert [path_of(r) for r in eager.requests][:3] == ["start", "1", "1"]
 
 
+def sampled_tree(answers: dict[tuple[str, float], str]) -> ScriptedModel:
+    """Answers per (path, temperature); a pair not listed answers "nope" (nothing viable)."""
+    return ScriptedModel(lambda r: answers.get((path_of(r), r.temperature), "nope"))
+
+
+async def test_astar_ends_all_pruned_when_the_open_set_runs_dry_unless_reopened() -> None:
+    # At temperature 0 the proposer only ever offers 1 and 2, which lead nowhere (each is
+    # retried once, rmax 2); sampled at 0.7 a re-expansion of the root finds 3 -> 99.
+    answers = {("start", 0.0): "1, 2", ("start", 0.7): "3", ("3", 0.0): "99"}
+    space = CountingSpace(goal=99, depth_limit=3)
+    dry = await search(space, "astar", model=sampled_tree(answers), rmax=2)
+    assert dry.termination == "all_pruned" and dry.calls == 5
+    model = sampled_tree(answers)
+    space = CountingSpace(goal=99, depth_limit=3)
+    found = await search(
+        space, "astar", model=model, rmax=2, reopen=True, reexpand_temperature=0.7
+    )
+    assert found.succeeded and found.answer == [3, 99]
+    requests = [(path_of(r), r.temperature, r.seed) for r in model.requests]
+    # Retries of 1 and 2 sample too; then the dry open set re-opens the root (1 and 2
+    # have used their rmax), whose second expansion samples at 0.7 with a fresh seed.
+    assert requests == [
+        ("start", 0.0, 0),
+        ("1", 0.0, 0),
+        ("2", 0.0, 0),
+        ("1", 0.7, 1),
+        ("2", 0.7, 1),
+        ("start", 0.7, 1),
+        ("3", 0.0, 0),
+    ]
+    reopened = [e for e in found.trace.of_kind("note") if e.data.get("what") == "reopen"]
+    assert [e.data["nodes"] for e in reopened] == [["n0"]]
+
+
+async def test_astar_reopen_stops_at_rmax_with_all_pruned() -> None:
+    space = CountingSpace(goal=99, depth_limit=2)
+    model = sampled_tree({("start", 0.0): "1", ("start", 0.5): "2"})
+    result = await search(
+        space, "astar", model=model, rmax=3, reopen=True, reexpand_temperature=0.5
+    )
+    # Every node is expanded at most rmax = 3 times, then the search ends all_pruned.
+    assert result.termination == "all_pruned"
+    assert all(n.expansions <= 3 for n in result.tree)
+    root_calls = [r for r in model.requests if path_of(r) == "start"]
+    assert [r.temperature for r in root_calls] == [0.0, 0.5, 0.5]
+    assert len({r.seed for r in root_calls}) == 3
+
+
+def test_astar_rejects_a_negative_reexpand_temperature() -> None:
+    from guardsearch.core.errors import ConfigError
+    from guardsearch.search.strategies.astar import AStarOptions
+
+    with pytest.raises(ConfigError, match="reexpand_temperature"):
+        AStarOptions(reexpand_temperature=-0.1)
+
+
 STRATEGY_NAMES = ["dfs", "bfs", "beam", "astar", "best_first", "refine", "consensus"]
 
 

@@ -8,6 +8,13 @@ nodes survive each expansion (quota-aware beam-A*). A node whose expansion yield
 no viable child is re-expanded with the feedback, up to `rmax` times. Budget is
 reserved before every expansion (the engine) and every call (Metered).
 
+A greedy proposer tends to run dry: at temperature 0 it lists the same few steps again,
+dedup drops them, and the open set empties with budget left (`all_pruned`). Two
+options spend that budget instead: `reopen` puts the expanded nodes that still have
+expansions left (fewer than `rmax`) back into the open set when it runs dry, and
+`reexpand_temperature` makes every second or later expansion of a node sample at that
+temperature with fresh seeds, so it can propose something new. Both are off by default.
+
 The open set is a `Table` (node id -> f, creation order, retry flag), so a durable
 run saves only the entries pushed and popped by each expansion, not the whole set.
 """
@@ -33,7 +40,14 @@ class AStarOptions:
     node (a node that yielded nothing viable goes back into the open set with its f
     raised by `retry_penalty` per failed expansion, so a retry competes with the other
     open nodes); `stop_at_first_goal` ends at the first goal generated (cheapest)
-    instead of when it is popped."""
+    instead of when it is popped.
+
+    `reopen`: when the open set runs dry, re-open the expanded nodes with expansions
+    left (f raised by `retry_penalty` per expansion) instead of ending `all_pruned`.
+    `reexpand_temperature`: the temperature of a node's second and later expansions,
+    which also get fresh seeds (None: the search's own temperature and the node's
+    first seeds). At temperature 0 a greedy model repeats itself whatever the seed, so
+    `reopen` needs a value > 0 (e.g. 0.7) to find anything new."""
 
     g_weight: float = 0.1
     cost: Callable[[Node], float] | None = None
@@ -41,6 +55,8 @@ class AStarOptions:
     rmax: int = 2
     retry_penalty: float = 0.5
     stop_at_first_goal: bool = True
+    reopen: bool = False
+    reexpand_temperature: float | None = None
 
     def __post_init__(self) -> None:
         if self.g_weight < 0:
@@ -51,6 +67,10 @@ class AStarOptions:
             raise ConfigError(f"rmax must be >= 1, got {self.rmax}")
         if self.retry_penalty < 0:
             raise ConfigError(f"retry_penalty must be >= 0, got {self.retry_penalty}")
+        if self.reexpand_temperature is not None and self.reexpand_temperature < 0:
+            raise ConfigError(
+                f"reexpand_temperature must be >= 0, got {self.reexpand_temperature}"
+            )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -80,6 +100,8 @@ class AStar:
         data = engine.state.data
         table, heap = _open_set(engine)
         if data["current"] is None:
+            if not heap and options.reopen:
+                self._reopen(engine, options)
             while heap:
                 _, _, ident = heapq.heappop(heap)
                 retry = bool(table.get(ident)[2])
@@ -94,7 +116,14 @@ class AStar:
             else:
                 return "all_pruned"
         node = engine.node(data["current"])
-        expansion = await engine.expand(node)
+        if node.expansions and options.reexpand_temperature is not None:
+            expansion = await engine.expand(
+                node,
+                seed_offset=node.expansions * engine.options.samples,
+                temperature=options.reexpand_temperature,
+            )
+        else:
+            expansion = await engine.expand(node)
         viable = expansion.viable
         goals = sorted((c for c in viable if c.status == "goal"), key=lambda c: (c.h, _seq(c)))
         if goals and options.stop_at_first_goal:
@@ -120,6 +149,19 @@ class AStar:
                 table.delete(entry[2])
             heap[:] = ranked[: options.width]  # a sorted list is a valid heap
         return None
+
+    def _reopen(self, engine: Engine, options: AStarOptions) -> None:
+        """Put back every expanded, unpruned node with expansions left, as a retry."""
+        reopened = []
+        for node in engine.tree.nodes.values():
+            if node.status in ("expanded", "root") and node.expansions < options.rmax:
+                if node.pruned:
+                    continue
+                f = self.f(node, options) + options.retry_penalty * node.expansions
+                _push(engine, [f, _seq(node), node.id], retry=True)
+                reopened.append(node.id)
+        if reopened:
+            engine.trace.emit("note", what="reopen", nodes=reopened)
 
 
 def _open_set(engine: Engine) -> tuple[Table, list[list[Any]]]:
