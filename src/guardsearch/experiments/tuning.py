@@ -6,7 +6,6 @@ expansions, checks). Over many trials this module finds:
 - *misleading highs*: nodes the evaluator scored high that the search built on, yet
   nothing below them reached a goal (the evaluator sent the search into a dead end);
 - *missed lows*: nodes on a winning path that the evaluator scored low;
-
 - *a dry proposer*: from the traces, how many candidates the proposer offered, how many
   dedup dropped as repeats, and which searches ended `all_pruned` with budget left;
 
@@ -140,8 +139,9 @@ def proposer_yield(results: Sequence[TrialResult], events_of: Events) -> dict[st
         for event in events_of(r):
             data = event.get("data") or {}
             if event.get("kind") == "expansion" and data.get("phase") == "end":
-                candidates += len(data.get("children") or []) + int(data.get("dropped") or 0)
-                repeats += int(data.get("dropped") or 0)
+                dropped = int(data.get("dropped") or 0)
+                candidates += len(data.get("children") or []) + dropped
+                repeats += dropped
         if r.termination == "all_pruned" and r.budget is not None and r.calls < r.budget:
             dry.append(r.budget - r.calls)
     return {

@@ -116,14 +116,9 @@ class AStar:
             else:
                 return "all_pruned"
         node = engine.node(data["current"])
-        if node.expansions and options.reexpand_temperature is not None:
-            expansion = await engine.expand(
-                node,
-                seed_offset=node.expansions * engine.options.samples,
-                temperature=options.reexpand_temperature,
-            )
-        else:
-            expansion = await engine.expand(node)
+        heat = options.reexpand_temperature if node.expansions else None
+        fresh = node.expansions * engine.options.samples if heat is not None else 0
+        expansion = await engine.expand(node, seed_offset=fresh, temperature=heat)
         viable = expansion.viable
         goals = sorted((c for c in viable if c.status == "goal"), key=lambda c: (c.h, _seq(c)))
         if goals and options.stop_at_first_goal:
@@ -133,7 +128,7 @@ class AStar:
         if not viable and node.expansions < options.rmax:
             feedback = engine.failure_of(expansion).feedback
             engine.add_feedback(node, feedback)
-            f = self.f(node, options) + options.retry_penalty * node.expansions
+            f = self.retry_f(node, options)
             _push(engine, [f, _seq(node), node.id], retry=True)
             engine.trace.emit(
                 "retry", step=node.step, node=node.id, feedback=feedback, f=round(f, 6)
@@ -150,15 +145,17 @@ class AStar:
             heap[:] = ranked[: options.width]  # a sorted list is a valid heap
         return None
 
+    def retry_f(self, node: Node, options: AStarOptions) -> float:
+        """f of a node going back into the open set: raised per expansion it has had."""
+        return self.f(node, options) + options.retry_penalty * node.expansions
+
     def _reopen(self, engine: Engine, options: AStarOptions) -> None:
-        """Put back every expanded, unpruned node with expansions left, as a retry."""
+        """Put back every expanded node with expansions left, as a retry. (Only nodes
+        with a finite h ever entered the open set, so none of these is pruned.)"""
         reopened = []
         for node in engine.tree.nodes.values():
             if node.status in ("expanded", "root") and node.expansions < options.rmax:
-                if node.pruned:
-                    continue
-                f = self.f(node, options) + options.retry_penalty * node.expansions
-                _push(engine, [f, _seq(node), node.id], retry=True)
+                _push(engine, [self.retry_f(node, options), _seq(node), node.id], retry=True)
                 reopened.append(node.id)
         if reopened:
             engine.trace.emit("note", what="reopen", nodes=reopened)
