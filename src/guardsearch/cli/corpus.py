@@ -108,10 +108,10 @@ def search(
                     {
                         "rank": h.rank,
                         "title": h.title,
-                        "corpus": h.corpus,
+                        "corpus": h.provider.removeprefix("corpus:"),
                         "location": h.location,
-                        "score": round(-h.score, 4),
-                        "text": h.body,
+                        "score": round(h.score, 4),
+                        "text": h.text,
                     }
                     for h in hits
                 ],
@@ -121,8 +121,9 @@ def search(
     if not hits:
         out.print("no matches")
     for h in hits:
-        text = " ".join(h.body.split())
-        out.print(f"{h.rank}. {h.title} [{h.corpus}] {h.location}", soft_wrap=True, markup=False)
+        text = " ".join(h.text.split())
+        corpus_name = h.provider.removeprefix("corpus:")
+        out.print(f"{h.rank}. {h.title} [{corpus_name}] {h.location}", soft_wrap=True, markup=False)
         out.print(f"   {text[:200]}{'…' if len(text) > 200 else ''}", soft_wrap=True, markup=False)
 
 

@@ -1,4 +1,4 @@
-"""Pure types with no I/O: contexts, artifacts, verdicts, budgets, events, errors."""
+"""Pure types with no I/O: contexts, artifacts, verdicts, budgets, events, sources, errors."""
 
 from guardsearch.core.artifact import Artifact
 from guardsearch.core.budget import (
@@ -27,6 +27,7 @@ from guardsearch.core.errors import (
 from guardsearch.core.events import Event, EventKind, Trace
 from guardsearch.core.guard_result import Check, GuardResult
 from guardsearch.core.messages import Completion, Message, ModelRequest
+from guardsearch.core.source import Source
 from guardsearch.core.usage import Usage
 
 __all__ = [
@@ -50,6 +51,7 @@ __all__ = [
     "ReplayMiss",
     "Reservation",
     "RunError",
+    "Source",
     "StepBudget",
     "StepFailed",
     "Trace",

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from guardsearch import paths
 from guardsearch.corpus import wikipedia
-from guardsearch.corpus.documents import CorpusHit, CorpusInfo, Document
+from guardsearch.corpus.documents import CorpusInfo, Document
 from guardsearch.corpus.index import CorpusIndex
 from guardsearch.corpus.ingest import documents_from, files_under, key_prefixes
 
@@ -66,7 +66,6 @@ def add_files(index: CorpusIndex, path: str | Path, name: str) -> int:
 
 
 __all__ = [
-    "CorpusHit",
     "CorpusIndex",
     "CorpusInfo",
     "Document",

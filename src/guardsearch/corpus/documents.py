@@ -1,4 +1,4 @@
-"""Documents going into a corpus and hits coming out of it."""
+"""Documents going into a corpus, and what a corpus is (its hits are core Sources)."""
 
 from __future__ import annotations
 
@@ -16,20 +16,6 @@ class Document:
     description: str = ""
     location: str = ""
     kind: str = "document"
-
-
-@dataclass(frozen=True, kw_only=True)
-class CorpusHit:
-    """A document that matched a query, best first (`score` is BM25: lower is better)."""
-
-    corpus: str
-    title: str
-    body: str
-    description: str
-    location: str
-    kind: str
-    score: float
-    rank: int
 
 
 @dataclass(frozen=True, kw_only=True)

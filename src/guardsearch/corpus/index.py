@@ -15,7 +15,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from guardsearch.core.errors import ConfigError
-from guardsearch.corpus.documents import CorpusHit, CorpusInfo, Document
+from guardsearch.core.source import Source
+from guardsearch.corpus.documents import CorpusInfo, Document
 from guardsearch.corpus.query import fts_query
 
 _SCHEMA = """
@@ -179,14 +180,19 @@ class CorpusIndex:
 
     # -- reading ---------------------------------------------------------------------
 
-    def search(self, query: str, k: int = 5, *, corpus: str | None = None) -> list[CorpusHit]:
-        """The `k` best documents for `query` (BM25), optionally within one corpus."""
+    def search(self, query: str, k: int = 5, *, corpus: str | None = None) -> list[Source]:
+        """The `k` best documents for `query` (BM25), optionally within one corpus.
+
+        Each hit's provider is `corpus:NAME` and its licence is its corpus's; `score` is
+        the negated BM25, so higher is better as for every Source."""
         expression = fts_query(query)
         if not expression or k <= 0:
             return []
         sql = (
-            f"SELECT d.corpus, d.title, d.description, d.body, d.location, d.kind, {_BM25} "
-            "FROM docs_fts JOIN docs d ON d.id = docs_fts.rowid WHERE docs_fts MATCH ?"
+            f"SELECT d.corpus, d.title, d.description, d.body, d.location, d.kind, {_BM25}, "
+            "COALESCE(c.license, ''), COALESCE(c.attribution, '') "
+            "FROM docs_fts JOIN docs d ON d.id = docs_fts.rowid "
+            "LEFT JOIN corpora c ON c.name = d.corpus WHERE docs_fts MATCH ?"
         )
         params: list[object] = [expression]
         if corpus is not None:
@@ -196,15 +202,17 @@ class CorpusIndex:
         params.append(k)
         rows = self._connection().execute(sql, params).fetchall()
         return [
-            CorpusHit(
-                corpus=r[0],
+            Source(
+                provider=f"corpus:{r[0]}",
                 title=r[1],
                 description=r[2],
-                body=r[3],
+                text=r[3],
                 location=r[4],
                 kind=r[5],
-                score=float(r[6]),
+                score=-float(r[6]),
                 rank=i + 1,
+                license=r[7],
+                attribution=r[8],
             )
             for i, r in enumerate(rows)
         ]

@@ -37,11 +37,11 @@ from guardsearch.server.schemas import (
     JobAccepted,
     JobStatus,
     RunRequest,
-    SearchHitOut,
     SearchRequest,
     SearchResponse,
     SolveRequest,
     SolveResponse,
+    SourceOut,
 )
 from guardsearch.server.security import API_KEY_ENV, ApiKeyGuard, BodyLimit
 from guardsearch.tools.base import SearchError, SearchProvider
@@ -273,19 +273,7 @@ def create_app(
             provider=outcome.provider,
             reformulated_as=outcome.reformulated_as,
             error=outcome.error,
-            results=[
-                SearchHitOut(
-                    title=h.title,
-                    location=h.location,
-                    text=h.text,
-                    provider=h.provider,
-                    kind=h.kind,
-                    rank=h.rank,
-                    license=h.license,
-                    attribution=h.attribution,
-                )
-                for h in outcome.hits
-            ],
+            results=[SourceOut.model_validate(h.as_dict()) for h in outcome.hits],
         )
         return JSONResponse(result.model_dump(), status_code=200 if not outcome.failed else 503)
 

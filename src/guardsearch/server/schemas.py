@@ -65,7 +65,9 @@ class SearchRequest(BaseModel):
     corpus: str | None = Field(default=None, max_length=64)
 
 
-class SearchHitOut(BaseModel):
+class SourceOut(BaseModel):
+    """A retrieved Source as `POST /search` returns it."""
+
     title: str
     location: str
     text: str
@@ -78,7 +80,7 @@ class SearchHitOut(BaseModel):
 
 class SearchResponse(BaseModel):
     query: str
-    results: list[SearchHitOut]
+    results: list[SourceOut]
     provider: str | None = None
     reformulated_as: str | None = None
     error: str | None = None

@@ -1,6 +1,6 @@
 """Search tools: providers (offline corpus, SearxNG-style web) and the resilience tiers."""
 
-from guardsearch.tools.base import SearchError, SearchHit, SearchProvider, TransientSearchError
+from guardsearch.tools.base import SearchError, SearchProvider, TransientSearchError
 from guardsearch.tools.breaker import CircuitBreaker
 from guardsearch.tools.corpus_search import CorpusProvider
 from guardsearch.tools.reformulate import broaden
@@ -24,7 +24,6 @@ __all__ = [
     "ResilientSearch",
     "SearchError",
     "SearchFault",
-    "SearchHit",
     "SearchNote",
     "SearchProvider",
     "SearxngProvider",

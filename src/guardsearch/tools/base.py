@@ -1,4 +1,4 @@
-"""The search-provider protocol, its result type, and its two error kinds.
+"""The search-provider protocol and its two error kinds (its hits are core Sources).
 
 Transient errors (timeouts, connection drops, HTTP 429/5xx) are worth retrying;
 anything else (a 4xx, a malformed answer, a missing corpus) is not, and retrying it
@@ -7,10 +7,10 @@ would only burn time. Providers raise the right one; the retry tier trusts them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from guardsearch.core.errors import RunError
+from guardsearch.core.source import Source
 
 
 class SearchError(RunError):
@@ -21,22 +21,6 @@ class TransientSearchError(SearchError):
     """A search failed for a reason that may pass: timeout, dropped connection, 429, 5xx."""
 
 
-@dataclass(frozen=True, kw_only=True)
-class SearchHit:
-    """One retrieved source: what it says and where it lives (with its licence)."""
-
-    title: str
-    location: str
-    text: str
-    provider: str
-    kind: str = "web"
-    rank: int = 0
-    score: float = 0.0
-    description: str = ""
-    license: str = ""
-    attribution: str = ""
-
-
 @runtime_checkable
 class SearchProvider(Protocol):
     """Anything that answers a query with ranked hits."""
@@ -44,6 +28,6 @@ class SearchProvider(Protocol):
     @property
     def name(self) -> str: ...
 
-    async def search(self, query: str, k: int) -> list[SearchHit]:
+    async def search(self, query: str, k: int) -> list[Source]:
         """The best `k` hits for `query`, best first; raises SearchError/TransientSearchError."""
         ...

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 
-from guardsearch.corpus import CorpusIndex, CorpusInfo, open_index
-from guardsearch.tools.base import SearchError, SearchHit, TransientSearchError
+from guardsearch.core.source import Source
+from guardsearch.corpus import CorpusIndex, open_index
+from guardsearch.tools.base import SearchError, TransientSearchError
 
 
 @dataclass
@@ -16,7 +17,6 @@ class CorpusProvider:
 
     index: CorpusIndex | None = None
     corpus: str | None = None
-    _licences: dict[str, CorpusInfo] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         if self.index is None:
@@ -29,16 +29,7 @@ class CorpusProvider:
     def name(self) -> str:
         return f"corpus:{self.corpus}" if self.corpus else "corpus"
 
-    def _info(self, corpus: str) -> CorpusInfo | None:
-        if corpus not in self._licences:
-            assert self.index is not None
-            info = self.index.info(corpus)
-            if info is None:
-                return None
-            self._licences[corpus] = info
-        return self._licences[corpus]
-
-    def _search(self, query: str, k: int) -> list[SearchHit]:
+    def _search(self, query: str, k: int) -> list[Source]:
         assert self.index is not None
         try:
             hits = self.index.search(query, k, corpus=self.corpus)
@@ -47,25 +38,9 @@ class CorpusProvider:
             if "locked" in str(exc) or "busy" in str(exc):
                 raise TransientSearchError(f"corpus busy: {exc}") from exc
             raise SearchError(f"corpus search failed: {exc}") from exc
-        out = []
-        for hit in hits:
-            info = self._info(hit.corpus)
-            out.append(
-                SearchHit(
-                    title=hit.title,
-                    location=hit.location,
-                    text=hit.body,
-                    description=hit.description,
-                    provider=self.name,
-                    kind=hit.kind,
-                    rank=hit.rank,
-                    score=-hit.score,  # bm25 is lower-is-better; hits are higher-is-better
-                    license=info.license if info else "",
-                    attribution=info.attribution if info else "",
-                )
-            )
-        return out
+        # The index names each hit's own corpus; the run reports the provider it asked.
+        return [replace(hit, provider=self.name) for hit in hits]
 
-    async def search(self, query: str, k: int) -> list[SearchHit]:
+    async def search(self, query: str, k: int) -> list[Source]:
         # SQLite releases the GIL; a worker thread keeps the event loop free under load.
         return await asyncio.to_thread(self._search, query, k)

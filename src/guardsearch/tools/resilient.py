@@ -20,7 +20,8 @@ from dataclasses import dataclass, field, replace
 
 from guardsearch.core.errors import ConfigError
 from guardsearch.core.events import Trace
-from guardsearch.tools.base import SearchError, SearchHit, SearchProvider
+from guardsearch.core.source import Source
+from guardsearch.tools.base import SearchError, SearchProvider
 from guardsearch.tools.breaker import CircuitBreaker
 from guardsearch.tools.reformulate import broaden
 from guardsearch.tools.retry import Backoff, Sleep, search_with_retry
@@ -61,7 +62,7 @@ class QueryOutcome:
     """What one query came back with, after every tier had its say."""
 
     query: str
-    hits: tuple[SearchHit, ...] = ()
+    hits: tuple[Source, ...] = ()
     provider: str | None = None
     error: str | None = None
     faults: tuple[SearchFault, ...] = ()

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
 
-from guardsearch.tools.base import SearchHit, SearchProvider, TransientSearchError
+from guardsearch.core.source import Source
+from guardsearch.tools.base import SearchProvider, TransientSearchError
 
 Sleep = Callable[[float], Awaitable[None]]
 OnRetry = Callable[[int, BaseException, float], None]
@@ -44,10 +45,10 @@ async def search_with_retry(
     backoff: Backoff | None = None,
     sleep: Sleep = asyncio.sleep,
     on_retry: OnRetry | None = None,
-) -> list[SearchHit]:
+) -> list[Source]:
     """`provider.search(query, k)` with up to `attempts` tries on transient errors."""
 
-    async def once() -> list[SearchHit]:
+    async def once() -> list[Source]:
         try:
             async with asyncio.timeout(timeout_s):
                 return await provider.search(query, k)
@@ -68,5 +69,5 @@ async def search_with_retry(
         before_sleep=before_sleep,
         reraise=True,
     )
-    result: list[SearchHit] = await retrying(once)
+    result: list[Source] = await retrying(once)
     return result

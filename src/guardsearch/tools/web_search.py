@@ -11,7 +11,8 @@ from typing import Any
 
 import httpx
 
-from guardsearch.tools.base import SearchError, SearchHit, TransientSearchError
+from guardsearch.core.source import Source
+from guardsearch.tools.base import SearchError, TransientSearchError
 
 _TRANSIENT_STATUS = {408, 425, 429, 500, 502, 503, 504}
 
@@ -30,7 +31,7 @@ class SearxngProvider:
     def name(self) -> str:
         return f"searxng:{self.base_url}"
 
-    async def search(self, query: str, k: int) -> list[SearchHit]:
+    async def search(self, query: str, k: int) -> list[Source]:
         url = self.base_url.rstrip("/") + "/search"
         params = {"q": query, "format": "json", "language": self.language}
         try:
@@ -51,7 +52,7 @@ class SearxngProvider:
                 raise TypeError("results is not a list")
         except (ValueError, KeyError, TypeError) as exc:
             raise SearchError(f"{url}: not a SearxNG JSON answer: {exc}") from exc
-        hits: list[SearchHit] = []
+        hits: list[Source] = []
         for item in results:
             if not isinstance(item, dict):
                 continue
@@ -60,7 +61,7 @@ class SearxngProvider:
             if not link or not text:
                 continue  # a hit we cannot cite or quote is no source
             hits.append(
-                SearchHit(
+                Source(
                     title=str(item.get("title") or link).strip(),
                     location=link,
                     text=text,

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 
 from guardsearch.apps.probe.query import ProbeQuery
 from guardsearch.core.messages import ModelRequest
-from guardsearch.loops.inner_outer import Hit, Observation
+from guardsearch.core.source import Source
+from guardsearch.loops.inner_outer import Observation
 
 
 @dataclass
@@ -30,7 +31,7 @@ class TableProber:
             n = self.count(query)
             tag = self.same(query)
             hits = tuple(
-                Hit(id=f"{tag}#{i}", title=f"{tag} {i}", description=" ".join(query.words()))
+                Source(id=f"{tag}#{i}", title=f"{tag} {i}", description=" ".join(query.words()))
                 for i in range(min(n, 10))
             )
             out.append(Observation(query=query, key=key, count=n, hits=hits))

@@ -9,11 +9,11 @@ import pytest
 from guardsearch.apps.probe.prober import CorpusProber
 from guardsearch.apps.probe.query import ProbeQuery
 from guardsearch.core.errors import ConfigError
+from guardsearch.core.source import Source
 from guardsearch.corpus import CorpusIndex, Document
 from guardsearch.loops.inner_outer import (
     AdaptiveBand,
     ControlBudget,
-    Hit,
     Observation,
     QueryMemo,
     ScoreContext,
@@ -69,7 +69,7 @@ def test_memo_returns_entries_by_key_and_counts_hits() -> None:
 
 
 def test_result_hash_depends_on_results_not_on_the_query() -> None:
-    hits = (Hit(id="1", title="a"), Hit(id="2", title="b"))
+    hits = (Source(id="1", title="a"), Source(id="2", title="b"))
     one = Observation(query="x", key="x", count=2, hits=hits)
     two = Observation(query="y", key="y", count=2, hits=hits)
     three = Observation(query="y", key="y", count=2, hits=hits[:1])
@@ -78,8 +78,8 @@ def test_result_hash_depends_on_results_not_on_the_query() -> None:
 
 def test_weighted_scorer_combines_objectives_by_weight() -> None:
     ctx = ScoreContext.of("French painters", "painter")
-    good = Hit(id="1", title="Monet", description="French painter", text="", relevance=1.0)
-    bad = Hit(id="2", title="Paris", description="Capital of France", text="", relevance=1.0)
+    good = Source(id="1", title="Monet", description="French painter", text="", score=1.0)
+    bad = Source(id="2", title="Paris", description="Capital of France", text="", score=1.0)
     scorer = WeightedScorer()
     assert scorer.score(good, ctx) > scorer.score(bad, ctx)
     only_relevance = WeightedScorer(weights={"relevance": 1.0})

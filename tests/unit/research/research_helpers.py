@@ -7,8 +7,9 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from guardsearch.core.messages import ModelRequest
+from guardsearch.core.source import Source
 from guardsearch.models.scripted import ScriptedModel
-from guardsearch.tools.base import SearchHit, TransientSearchError
+from guardsearch.tools.base import TransientSearchError
 
 PLAN = {
     "complexity": "simple",
@@ -130,7 +131,7 @@ class FakeProvider:
     def name(self) -> str:
         return self._name
 
-    async def search(self, query: str, k: int) -> list[SearchHit]:
+    async def search(self, query: str, k: int) -> list[Source]:
         import asyncio
 
         self.queries.append(query)
@@ -146,8 +147,8 @@ class FakeProvider:
         return list(item)[:k]
 
 
-def hit(title: str, text: str, provider: str = "fake", n: int = 1) -> SearchHit:
-    return SearchHit(
+def hit(title: str, text: str, provider: str = "fake", n: int = 1) -> Source:
+    return Source(
         title=title,
         location=f"https://example.org/{title.replace(' ', '_')}",
         text=text,

@@ -10,10 +10,11 @@ from hypothesis import strategies as st
 from research_helpers import PLAN, QUESTION, research_model
 
 from guardsearch.core.errors import ConfigError, RunError
+from guardsearch.core.source import Source
 from guardsearch.corpus import CorpusIndex
 from guardsearch.loops.research import AgentResponse, ResearchConfig, ResearchLoop
 from guardsearch.loops.research.state import Query, ResearchState, check_transition
-from guardsearch.tools import CorpusProvider, QueryOutcome, SearchHit
+from guardsearch.tools import CorpusProvider, QueryOutcome
 
 
 def test_tiers_follow_the_seed_numbers() -> None:
@@ -91,7 +92,7 @@ def _outcome(query: str, titles: list[str]) -> QueryOutcome:
         query=query,
         provider="p",
         hits=tuple(
-            SearchHit(title=t, location=f"loc:{t}", text=f"{t} text", provider="p") for t in titles
+            Source(title=t, location=f"loc:{t}", text=f"{t} text", provider="p") for t in titles
         ),
     )
 
@@ -114,6 +115,22 @@ def test_results_are_append_only_with_stable_ids(batches: list[list[list[str]]])
     ids = [r.id for r in state.search_results]
     assert ids == [f"[{i}]" for i in range(1, len(ids) + 1)]
     assert len({r.location for r in state.search_results}) == len(ids)
+
+
+def test_a_kept_hit_is_numbered_and_remembers_its_query() -> None:
+    hit = Source(title="a", location="loc:a", text="a text", provider="p", rank=1, score=2.0)
+    state = _state().with_search([QueryOutcome(query="q", provider="p", hits=(hit,))])
+    assert state.search_results == (replace(hit, id="[1]", query="q"),)
+
+
+def test_compaction_records_which_results_are_summaries() -> None:
+    state = _state().with_search([_outcome("q", ["a", "b"])])
+    once = state.with_compaction({"[2]": "short"})
+    twice = once.with_compaction({"[1]": "s", "[2]": "shorter"})
+    assert once.compacted == ("[2]",) and twice.compacted == ("[2]", "[1]")
+    assert [r.text for r in twice.search_results] == ["s", "shorter"]
+    with pytest.raises(RunError, match="compacted is not append-only"):
+        check_transition(twice, replace(twice, compacted=()))
 
 
 def test_removing_a_result_breaks_the_invariant() -> None:

@@ -52,8 +52,13 @@ def test_a_search_can_be_restricted_to_one_corpus(small_index: CorpusIndex, tmp_
     note = tmp_path / "seurat.txt"
     note.write_text("Seurat notes\n\nMy notes say Seurat liked dots.")
     add_files(small_index, note, "notes")
-    assert {h.corpus for h in small_index.search("Seurat", 10)} == {"wiki-mini", "notes"}
-    assert {h.corpus for h in small_index.search("Seurat", 10, corpus="notes")} == {"notes"}
+    assert {h.provider for h in small_index.search("Seurat", 10)} == {
+        "corpus:wiki-mini",
+        "corpus:notes",
+    }
+    assert {h.provider for h in small_index.search("Seurat", 10, corpus="notes")} == {
+        "corpus:notes"
+    }
 
 
 def test_markdown_html_and_text_files_are_ingested_with_titles(tmp_path: Path) -> None:
@@ -121,3 +126,13 @@ def test_re_adding_a_directory_drops_files_no_longer_in_it(
     add_files(small_index, notes, "birds")
     hits = small_index.search("flightless bird", 10, corpus="birds")
     assert sorted(h.title for h in hits) == ["Emu", "Kiwi"]
+
+
+def test_hits_are_sources_scored_higher_is_better_with_their_corpus_licence(
+    wiki_index: CorpusIndex,
+) -> None:
+    hits = wiki_index.search(QUESTION, 5, corpus="wikipedia")
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    assert all(h.provider == "corpus:wikipedia" for h in hits)
+    assert all(h.license == "CC BY-SA 4.0" and "Wikipedia" in h.attribution for h in hits)
+    assert all(h.text and h.id == "" and h.key == h.location for h in hits)

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from guardsearch.core.context import Context
+from guardsearch.core.source import Source
 from guardsearch.loops.review import (
-    Candidate,
     Level,
     Planned,
     QualityReport,
@@ -47,11 +47,11 @@ class ListTask:
         await run_step(step, Context(objective=request), metered)
         return Planned(reflection=REFLECTION, domain="docs", spec="start")
 
-    async def act(self, spec: str) -> list[Candidate]:
-        return [Candidate(key=k, title=k) for k in self.batches[spec]]
+    async def act(self, spec: str) -> list[Source]:
+        return [Source(id=k, title=k) for k in self.batches[spec]]
 
     async def verify(
-        self, candidates: Sequence[Candidate], spec: str, metered: Metered
+        self, candidates: Sequence[Source], spec: str, metered: Metered
     ) -> list[Verdict]:
         out = []
         for c in candidates:
@@ -68,7 +68,7 @@ class ListTask:
         level: Level,
         report: QualityReport,
         verdicts: Sequence[Verdict],
-        candidates: Sequence[Candidate],
+        candidates: Sequence[Source],
         spec: str,
         history: RefinementHistory,
     ) -> list[Refinement]:

@@ -8,7 +8,8 @@ from guardsearch.apps.find.refine import apply, keyword_refinement, source_refin
 from guardsearch.apps.find.rules import creator_of, head_noun, type_rejection
 from guardsearch.apps.find.spec import FindSpec, forms
 from guardsearch.core.errors import ConfigError
-from guardsearch.loops.review import Candidate, Verdict, quality_report
+from guardsearch.core.source import Source
+from guardsearch.loops.review import Verdict, quality_report
 
 
 @pytest.mark.parametrize(
@@ -42,8 +43,8 @@ SPEC = FindSpec(item_type="painting", qualifier="by impressionist painters", key
 REQUEST = "paintings by impressionist painters"
 
 
-def cand(key: str, description: str) -> Candidate:
-    return Candidate(key=key, title=key, description=description)
+def cand(key: str, description: str) -> Source:
+    return Source(id=key, title=key, description=description)
 
 
 def test_person_rejections_map_to_negative_head_nouns_and_the_item_type() -> None:

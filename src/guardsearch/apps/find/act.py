@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 
 from guardsearch.apps.find.rules import creator_of, is_person
 from guardsearch.apps.find.spec import FindSpec, forms
+from guardsearch.core.source import Source
 from guardsearch.corpus.query import terms
-from guardsearch.loops.review.task import Candidate
-from guardsearch.tools.base import SearchHit, SearchProvider
+from guardsearch.tools.base import SearchProvider
 
 MAX_CREATORS = 4
 _EVIDENCE_STOP = frozenset({"by", "made", "created", "work", "works", "famous", "best"})
@@ -69,28 +69,19 @@ class CorpusActor:
     _creator_text: dict[str, str] = field(default_factory=dict)
     searches: int = 0
 
-    async def search(self, query: str, k: int) -> list[SearchHit]:
+    async def search(self, query: str, k: int) -> list[Source]:
         self.searches += 1
         return await self.provider.search(query, k)
 
-    async def candidates(self, spec: FindSpec) -> list[Candidate]:
+    async def candidates(self, spec: FindSpec) -> list[Source]:
         hits = list(await self.search(spec.query, spec.k))
         if spec.via_creators:
             for creator in await self.qualified_creators(spec):
                 hits += await self.search(f"{spec.item_type} {creator}", 5)
-        kept = [h for h in hits if self.passes_filters(h, spec)]
-        return [
-            Candidate(
-                key=h.location or h.title,
-                title=h.title,
-                description=h.description,
-                location=h.location,
-                payload=h,
-            )
-            for h in kept
-        ]
+        # A hit is its own candidate: the review loop keys it by location, else title.
+        return [h for h in hits if self.passes_filters(h, spec)]
 
-    def passes_filters(self, hit: SearchHit, spec: FindSpec) -> bool:
+    def passes_filters(self, hit: Source, spec: FindSpec) -> bool:
         shown = f"{hit.title} {hit.description}"
         if any(_has_word(shown, word) for word in spec.negative):
             return False
@@ -125,15 +116,14 @@ class CorpusActor:
             self._creator_text[creator] = f"{match.description}. {match.text}" if match else ""
         return self._creator_text[creator]
 
-    async def evidence(self, candidate: Candidate) -> str:
+    async def evidence(self, candidate: Source) -> str:
         """What the candidate's article and its creator's article say."""
-        hit = candidate.payload if isinstance(candidate.payload, SearchHit) else None
-        own = f"{candidate.description}. {hit.text if hit else ''}"
+        own = f"{candidate.description}. {candidate.text}"
         creator = creator_of(candidate.description)
         about = await self.creator_summary(creator)
         return f"{own}\n{creator}: {about}" if about else own
 
 
-def rejected_creators(candidates: Sequence[Candidate], keys: set[str]) -> list[str]:
+def rejected_creators(candidates: Sequence[Source], keys: set[str]) -> list[str]:
     names = [creator_of(c.description) for c in candidates if c.key in keys]
     return sorted({n for n in names if n})

@@ -23,9 +23,9 @@ from collections.abc import Sequence
 from guardsearch.apps.find.act import qualifier_terms, rejected_creators
 from guardsearch.apps.find.rules import head_noun, kind_word
 from guardsearch.apps.find.spec import FindSpec, forms
+from guardsearch.core.source import Source
 from guardsearch.corpus.query import terms
 from guardsearch.loops.review.quality import Level, QualityReport, Refinement, Verdict
-from guardsearch.loops.review.task import Candidate
 
 MAX_NEGATIVE = 3
 _TYPE_REASONS = ("person", "wrong_type")
@@ -39,7 +39,7 @@ def _protected(spec: FindSpec, request: str) -> set[str]:
 
 def keyword_refinement(
     reason: str,
-    rejected: Sequence[Candidate],
+    rejected: Sequence[Source],
     spec: FindSpec,
     request: str,
 ) -> Refinement | None:
@@ -72,7 +72,7 @@ def keyword_refinement(
 
 
 def source_refinement(
-    report: QualityReport, rejected: dict[str, list[Candidate]], spec: FindSpec
+    report: QualityReport, rejected: dict[str, list[Source]], spec: FindSpec
 ) -> Refinement | None:
     filters: dict[str, list[str]] = {}
     if not spec.require_description:
@@ -102,13 +102,13 @@ def suggest(
     level: Level,
     report: QualityReport,
     verdicts: Sequence[Verdict],
-    candidates: Sequence[Candidate],
+    candidates: Sequence[Source],
     spec: FindSpec,
     request: str,
 ) -> list[Refinement]:
     """Refinements at `level`, most promising first."""
     by_key = {c.key: c for c in candidates}
-    rejected: dict[str, list[Candidate]] = {}
+    rejected: dict[str, list[Source]] = {}
     for verdict in verdicts:
         if not verdict.accepted and verdict.key in by_key:
             rejected.setdefault(verdict.reason, []).append(by_key[verdict.key])

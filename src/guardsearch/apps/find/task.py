@@ -12,9 +12,10 @@ from guardsearch.apps.find.spec import FindSpec, singular
 from guardsearch.apps.find.steps import FindPlanDraft, ReplanDraft, plan_step, replan_step
 from guardsearch.apps.find.verify import Verifier
 from guardsearch.core.context import Context
+from guardsearch.core.source import Source
 from guardsearch.loops.review.history import RefinementHistory
 from guardsearch.loops.review.quality import Level, QualityReport, Refinement, Verdict
-from guardsearch.loops.review.task import Candidate, Planned
+from guardsearch.loops.review.task import Planned
 from guardsearch.models.metered import Metered
 from guardsearch.steps.step import run_step
 from guardsearch.tools.base import SearchProvider
@@ -53,12 +54,12 @@ class FindTask:
         )
         return Planned(reflection=draft.reflection, domain=draft.domain, spec=spec)
 
-    async def act(self, spec: FindSpec) -> list[Candidate]:
+    async def act(self, spec: FindSpec) -> list[Source]:
         self.tried.append(spec.query)
         return await self.actor.candidates(spec)
 
     async def verify(
-        self, candidates: Sequence[Candidate], spec: FindSpec, metered: Metered
+        self, candidates: Sequence[Source], spec: FindSpec, metered: Metered
     ) -> list[Verdict]:
         return await self.verifier.verify(candidates, spec, metered, self.request)
 
@@ -67,7 +68,7 @@ class FindTask:
         level: Level,
         report: QualityReport,
         verdicts: Sequence[Verdict],
-        candidates: Sequence[Candidate],
+        candidates: Sequence[Source],
         spec: FindSpec,
         history: RefinementHistory,
     ) -> list[Refinement]:

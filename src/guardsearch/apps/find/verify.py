@@ -17,8 +17,8 @@ from guardsearch.apps.find.spec import FindSpec
 from guardsearch.apps.find.steps import JudgeDraft, judge_step
 from guardsearch.core.context import Context
 from guardsearch.core.errors import StepFailed
+from guardsearch.core.source import Source
 from guardsearch.loops.review.quality import Verdict
-from guardsearch.loops.review.task import Candidate
 from guardsearch.models.metered import Metered
 from guardsearch.steps.step import run_step
 
@@ -36,7 +36,7 @@ class Verifier:
     use_judge: bool = True
 
     async def verify_one(
-        self, candidate: Candidate, spec: FindSpec, metered: Metered, context: Context
+        self, candidate: Source, spec: FindSpec, metered: Metered, context: Context
     ) -> Verdict:
         reason = type_rejection(candidate.description, spec.item_type)
         if reason is not None:
@@ -82,7 +82,7 @@ class Verifier:
         )
 
     async def verify(
-        self, candidates: Sequence[Candidate], spec: FindSpec, metered: Metered, request: str
+        self, candidates: Sequence[Source], spec: FindSpec, metered: Metered, request: str
     ) -> list[Verdict]:
         context = Context(objective=request)
         return [await self.verify_one(c, spec, metered, context) for c in candidates]

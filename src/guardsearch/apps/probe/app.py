@@ -18,11 +18,11 @@ from guardsearch.apps.probe.policy import CorpusProbePolicy
 from guardsearch.apps.probe.prober import CorpusProber
 from guardsearch.core.errors import BudgetExceeded, ConfigError, ModelError, StepFailed
 from guardsearch.core.events import Trace
+from guardsearch.core.source import Source
 from guardsearch.corpus.index import CorpusIndex
 from guardsearch.loops.inner_outer import (
     ControlBudget,
     Evaluation,
-    Hit,
     PolicySettings,
     ProbePlan,
     Timeline,
@@ -36,7 +36,7 @@ from guardsearch.models.metered import Metered
 class ProbeRun:
     topic: str
     mode: str
-    results: list[Hit]
+    results: list[Source]
     plans: list[ProbePlan]
     evaluation: Evaluation | None
     budget: ControlBudget

@@ -15,9 +15,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from guardsearch.apps.probe.query import clean
 from guardsearch.core.context import Context
+from guardsearch.core.source import Source
 from guardsearch.corpus.query import terms
 from guardsearch.guards.base import GuardFn
-from guardsearch.loops.inner_outer.observation import Hit
 from guardsearch.loops.inner_outer.plan import Evaluation, ProbePlan
 from guardsearch.loops.inner_outer.policy import ProbeState
 from guardsearch.models.metered import Metered
@@ -84,7 +84,7 @@ class ModelPlanner:
         )
         return self._to_plan(topic, PlanDraft.model_validate(outcome.value), "model")
 
-    async def evaluate(self, topic: str, results: Sequence[Hit], metered: Metered) -> Evaluation:
+    async def evaluate(self, topic: str, results: Sequence[Source], metered: Metered) -> Evaluation:
         shown = "\n".join(
             f"{i + 1}. {h.title} ({h.description})" for i, h in enumerate(results[:SHOWN_RESULTS])
         )

@@ -13,26 +13,27 @@ import asyncio
 import sqlite3
 import threading
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from guardsearch.apps.probe.query import ProbeQuery
 from guardsearch.core.errors import ConfigError
+from guardsearch.core.source import Source
 from guardsearch.corpus.index import CorpusIndex
-from guardsearch.loops.inner_outer.observation import Hit, Observation
+from guardsearch.loops.inner_outer.observation import Observation
 
 _BM25 = "bm25(docs_fts, 8.0, 2.0, 1.0)"
 _MERGED_ROWS = 300
 
 
-def _hit(row: tuple[object, ...], position: int, k: int) -> Hit:
-    return Hit(
-        id=str(row[4] or row[0]),
+def _hit(row: tuple[object, ...], position: int, k: int) -> Source:
+    # The score is positional: the merged BM25 order, 1.0 for the first of k.
+    return Source(
         title=str(row[0]),
         description=str(row[1]),
         text=str(row[2]),
         location=str(row[4]),
-        relevance=1.0 - position / max(1, k),
+        score=1.0 - position / max(1, k),
     )
 
 
@@ -101,21 +102,11 @@ class CorpusProber:
         self.calls += 1
         return await asyncio.to_thread(self._probe, typed, keys)
 
-    def _search_text(self, text: str, k: int) -> list[Hit]:
+    def _search_text(self, text: str, k: int) -> list[Source]:
         found = self.index.search(text, k, corpus=self.corpus)
-        return [
-            Hit(
-                id=h.location or h.title,
-                title=h.title,
-                description=h.description,
-                text=h.body,
-                location=h.location,
-                relevance=1.0 - i / max(1, k),
-            )
-            for i, h in enumerate(found)
-        ]
+        return [replace(h, score=1.0 - i / max(1, k)) for i, h in enumerate(found)]
 
-    async def search_text(self, text: str, k: int) -> list[Hit]:
+    async def search_text(self, text: str, k: int) -> list[Source]:
         """One ordinary BM25 search of free text (what the baseline does)."""
         self.calls += 1
         return await asyncio.to_thread(self._search_text, text, k)

@@ -13,7 +13,7 @@ from guardsearch.loops.inner_outer.extensions import (
     TerminationPolicy,
 )
 from guardsearch.loops.inner_outer.memo import QueryMemo
-from guardsearch.loops.inner_outer.observation import Hit, Observation
+from guardsearch.loops.inner_outer.observation import Observation
 from guardsearch.loops.inner_outer.plan import Evaluation, ProbePlan
 from guardsearch.loops.inner_outer.planner import Planner
 from guardsearch.loops.inner_outer.policy import (
@@ -40,7 +40,6 @@ __all__ = [
     "DefaultTermination",
     "Evaluation",
     "FailureClassifier",
-    "Hit",
     "InnerOutcome",
     "MultiObjectiveTermination",
     "Observation",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from guardsearch.loops.inner_outer.observation import Hit
+from guardsearch.core.source import Source
 from guardsearch.loops.inner_outer.plan import Evaluation, ProbePlan
 from guardsearch.loops.inner_outer.policy import ProbeState
 from guardsearch.models.metered import Metered
@@ -15,7 +15,7 @@ class Planner(Protocol):
     async def plan(self, topic: str, metered: Metered) -> ProbePlan: ...
 
     async def evaluate(
-        self, topic: str, results: Sequence[Hit], metered: Metered
+        self, topic: str, results: Sequence[Source], metered: Metered
     ) -> Evaluation: ...
 
     async def replan(

@@ -25,8 +25,9 @@ from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol
 
 from guardsearch.core.errors import ConfigError
+from guardsearch.core.source import Source
 from guardsearch.loops.inner_outer.band import AdaptiveBand
-from guardsearch.loops.inner_outer.observation import Hit, Observation
+from guardsearch.loops.inner_outer.observation import Observation
 from guardsearch.loops.inner_outer.plan import ProbePlan
 from guardsearch.loops.inner_outer.scoring import ScoreContext, WeightedScorer
 
@@ -53,7 +54,7 @@ class ProbeState:
     best_fitness: float = -math.inf
     stale_steps: int = 0
     seen: tuple[tuple[str, str, int], ...] = ()  # (result hash, query key, count)
-    collected: tuple[Hit, ...] = ()
+    collected: tuple[Source, ...] = ()
     last: Observation | None = None
 
 
@@ -177,8 +178,8 @@ class BandProbePolicy:
         band = state.band.observe(chosen.count)
         collected = state.collected
         if chosen.count <= band.hi:
-            known = {h.id for h in collected}
-            collected = collected + tuple(h for h in chosen.hits if h.id not in known)
+            known = {h.key for h in collected}
+            collected = collected + tuple(h for h in chosen.hits if h.key not in known)
         return replace(
             state,
             query=chosen.query,

@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 from guardsearch.core.errors import BudgetExceeded, ConfigError, ModelError, StepFailed
 from guardsearch.core.events import Trace
+from guardsearch.core.source import Source
 from guardsearch.loops.inner_outer.budget import ControlBudget
 from guardsearch.loops.inner_outer.extensions import (
     DefaultTermination,
@@ -34,7 +35,7 @@ from guardsearch.loops.inner_outer.extensions import (
     TerminationPolicy,
 )
 from guardsearch.loops.inner_outer.memo import QueryMemo
-from guardsearch.loops.inner_outer.observation import Hit, Observation
+from guardsearch.loops.inner_outer.observation import Observation
 from guardsearch.loops.inner_outer.plan import Evaluation, ProbePlan
 from guardsearch.loops.inner_outer.planner import Planner
 from guardsearch.loops.inner_outer.policy import BandProbePolicy, ProbePolicy, ProbeState
@@ -64,7 +65,7 @@ class InnerOutcome:
 @dataclass(kw_only=True)
 class AdaptiveResult:
     topic: str
-    results: list[Hit]
+    results: list[Source]
     plans: list[ProbePlan]
     inner: list[InnerOutcome]
     evaluation: Evaluation | None
@@ -207,14 +208,14 @@ class _Run:
             notes=self.notes,
         )
 
-    def results(self, outcomes: Sequence[InnerOutcome]) -> list[Hit]:
-        pool: dict[str, Hit] = {}
+    def results(self, outcomes: Sequence[InnerOutcome]) -> list[Source]:
+        pool: dict[str, Source] = {}
         for outcome in outcomes:
             hits = outcome.state.collected or (
                 outcome.state.last.hits if outcome.state.last else ()
             )
             for hit in hits:
-                pool.setdefault(hit.id, hit)
+                pool.setdefault(hit.key, hit)
         ctx = ScoreContext.of(self.topic, outcomes[-1].plan.kind if outcomes else "")
         return self.scorer.rank(list(pool.values()), ctx)[: self.max_results]
 

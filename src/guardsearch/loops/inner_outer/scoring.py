@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from guardsearch.core.errors import ConfigError
+from guardsearch.core.source import Source
 from guardsearch.corpus.query import terms
-from guardsearch.loops.inner_outer.observation import Hit
 
 
 def stem(word: str) -> str:
@@ -34,7 +34,7 @@ class ScoreContext:
         return cls(topic_terms=tuple(terms(topic)), kind=kind.lower().strip())
 
 
-Objective = Callable[[Hit, ScoreContext], float]
+Objective = Callable[[Source, ScoreContext], float]
 
 
 def _fraction(words: Sequence[str], text: str) -> float:
@@ -44,20 +44,20 @@ def _fraction(words: Sequence[str], text: str) -> float:
     return sum(1 for w in words if stem(w) in lowered) / len(words)
 
 
-def typed(hit: Hit, ctx: ScoreContext) -> float:
+def typed(hit: Source, ctx: ScoreContext) -> float:
     wanted = [*ctx.topic_terms, *([ctx.kind] if ctx.kind else [])]
     return _fraction(list(dict.fromkeys(wanted)), hit.description)
 
 
-def coverage(hit: Hit, ctx: ScoreContext) -> float:
+def coverage(hit: Source, ctx: ScoreContext) -> float:
     return _fraction(ctx.topic_terms, f"{hit.title} {hit.description} {hit.text}")
 
 
-def relevance(hit: Hit, ctx: ScoreContext) -> float:
-    return max(0.0, min(1.0, hit.relevance))
+def relevance(hit: Source, ctx: ScoreContext) -> float:
+    return max(0.0, min(1.0, hit.score))
 
 
-def title(hit: Hit, ctx: ScoreContext) -> float:
+def title(hit: Source, ctx: ScoreContext) -> float:
     return 1.0 if _fraction(ctx.topic_terms, hit.title) > 0 else 0.0
 
 
@@ -81,17 +81,17 @@ class WeightedScorer:
         if any(w < 0 for w in self.weights.values()) or sum(self.weights.values()) <= 0:
             raise ConfigError("objective weights must be >= 0 and not all zero")
 
-    def breakdown(self, hit: Hit, ctx: ScoreContext) -> dict[str, float]:
+    def breakdown(self, hit: Source, ctx: ScoreContext) -> dict[str, float]:
         return {name: self.objectives[name](hit, ctx) for name in self.weights}
 
-    def score(self, hit: Hit, ctx: ScoreContext) -> float:
+    def score(self, hit: Source, ctx: ScoreContext) -> float:
         parts = self.breakdown(hit, ctx)
         total = sum(self.weights.values())
         return sum(self.weights[n] * v for n, v in parts.items()) / total
 
-    def mean(self, hits: Sequence[Hit], ctx: ScoreContext, top: int = 10) -> float:
+    def mean(self, hits: Sequence[Source], ctx: ScoreContext, top: int = 10) -> float:
         shown = hits[:top]
         return sum(self.score(h, ctx) for h in shown) / len(shown) if shown else 0.0
 
-    def rank(self, hits: Sequence[Hit], ctx: ScoreContext) -> list[Hit]:
+    def rank(self, hits: Sequence[Source], ctx: ScoreContext) -> list[Source]:
         return sorted(hits, key=lambda h: -self.score(h, ctx))

@@ -20,15 +20,15 @@ _FIRST_SENTENCE = re.compile(r"^(.+?[.!?])(?:\s|$)", re.DOTALL)
 
 @dataclass
 class RawStore:
-    """The full text of every retrieved result, by handle, outside the prompt state."""
+    """The full text of every retrieved result, by id, outside the prompt state."""
 
     texts: dict[str, str] = field(default_factory=dict)
 
-    def put(self, handle: str, text: str) -> None:
-        self.texts.setdefault(handle, text)
+    def put(self, source_id: str, text: str) -> None:
+        self.texts.setdefault(source_id, text)
 
-    def get(self, handle: str, default: str = "") -> str:
-        return self.texts.get(handle, default)
+    def get(self, source_id: str, default: str = "") -> str:
+        return self.texts.get(source_id, default)
 
 
 def summarise(text: str, limit: int = SUMMARY_CHARS) -> str:
@@ -60,6 +60,6 @@ def compact(state: ResearchState, keep: int) -> ResearchState:
     summaries = {
         r.id: summarise(r.text)
         for r in state.search_results
-        if r.id not in active and not r.compacted
+        if r.id not in active and r.id not in state.compacted
     }
     return state.with_compaction(summaries) if summaries else state

@@ -36,6 +36,7 @@ from guardsearch.core.errors import (
     StepFailed,
 )
 from guardsearch.core.events import Trace
+from guardsearch.core.source import Source
 from guardsearch.core.usage import Usage
 from guardsearch.corpus.query import terms
 from guardsearch.loops.research.citations import (
@@ -77,7 +78,6 @@ from guardsearch.loops.research.state import (
     CitationRecord,
     Query,
     ResearchState,
-    SearchResult,
     check_transition,
 )
 from guardsearch.models.base import Model, estimate_prompt_tokens
@@ -298,7 +298,7 @@ class _Run:
         )
         return synthesis + self.support_reserve(shown)
 
-    def support_reserve(self, shown: Sequence[SearchResult]) -> int:
+    def support_reserve(self, shown: Sequence[Source]) -> int:
         """With `--support model` the verification calls the model too: keep enough for
         a few claim/source verdicts (the usual answer has one or two claims)."""
         if not isinstance(self.judge, ModelSupport) or not shown:
@@ -451,7 +451,7 @@ class _Run:
             outcomes.append(await self.search.search(query.query, self.config.hits_per_query))
         new = self.state.with_search(outcomes)
         for result in new.search_results[len(self.state.search_results) :]:
-            self.raw.put(result.handle, result.text)
+            self.raw.put(result.id, result.text)
         if self.search.degraded and not new.degraded_mode:
             new = new.degraded()
         self.advance(new)
@@ -485,7 +485,7 @@ class _Run:
             reason=reason,
             tokens_before=before,
             tokens_after=self.state.approx_tokens(),
-            compacted=sum(r.compacted for r in self.state.search_results),
+            compacted=len(self.state.compacted),
         )
 
     def reflection_call(self) -> tuple[Step, dict[str, Any]]:
@@ -584,7 +584,7 @@ class _Run:
         )
         if not s.search_results:
             return self.no_source_answer()
-        full = {r.id: self.raw.get(r.handle, r.text) for r in s.search_results}
+        full = {r.id: self.raw.get(r.id, r.text) for r in s.search_results}
         shown = s.ranked()[: self.config.synthesis_sources]
         step = synthesize_step(self.config, full, self.judge)
         outcome = await self.step(
@@ -669,7 +669,7 @@ class _Run:
             tokens,
         )
 
-    def synthesis_variables(self, shown: Sequence[SearchResult]) -> dict[str, Any]:
+    def synthesis_variables(self, shown: Sequence[Source]) -> dict[str, Any]:
         s = self.state
         return {
             "task": s.task,

@@ -13,11 +13,11 @@ from collections.abc import Mapping, Sequence
 from guardsearch.core.artifact import Artifact
 from guardsearch.core.context import Context
 from guardsearch.core.guard_result import GuardResult
+from guardsearch.core.source import Source
 from guardsearch.corpus.query import terms
 from guardsearch.loops.research.citations import SupportJudge, plain, verify_citations
 from guardsearch.loops.research.config import ResearchConfig
 from guardsearch.loops.research.schemas import PlanDraft, ReflectionDraft, SynthesisDraft
-from guardsearch.loops.research.state import SearchResult
 from guardsearch.steps.prompt import PromptTemplate
 from guardsearch.steps.step import Step
 
@@ -114,14 +114,14 @@ def synthesize_step(
     )
 
 
-def render_results(results: Sequence[SearchResult], chars: int = _REFLECT_CHARS) -> str:
+def render_results(results: Sequence[Source], chars: int = _REFLECT_CHARS) -> str:
     """Short lines for the reflector: id, title, the start of the text."""
     if not results:
         return "(no results)"
     return "\n".join(f"{r.id} {r.title}: {_cut(r.text, chars)}" for r in results)
 
 
-def render_sources(results: Sequence[SearchResult], chars: int) -> str:
+def render_sources(results: Sequence[Source], chars: int) -> str:
     """The numbered sources the synthesiser may cite."""
     lines = []
     for r in results:

@@ -3,9 +3,9 @@
 Every transition returns a new state, so the invariants can be checked by comparing
 before and after (`check_transition`):
 
-- `search_results`, `citations`, `error_log`, `failed_queries` and `queries_run` only
-  grow, and what was there stays in place with the same id (compaction may shorten
-  a result's text, never drop or renumber it);
+- `search_results`, `citations`, `compacted`, `error_log`, `failed_queries` and
+  `queries_run` only grow, and what was there stays in place with the same id
+  (compaction may shorten a result's text, never drop or renumber it);
 - `iteration` moves by exactly one, and only through `next_iteration()`;
 - a citation's id is always one of the retrieved results' ids.
 """
@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from guardsearch.core.errors import RunError
+from guardsearch.core.source import Source
 from guardsearch.tools.resilient import QueryOutcome
 
 # A query "failed" for reformulation purposes when it errored or found fewer than
@@ -30,25 +31,6 @@ _RRF_K = 60
 class Query:
     query: str
     intent: str = ""
-
-
-@dataclass(frozen=True, kw_only=True)
-class SearchResult:
-    """One distinct retrieved source with its stable id ("[1]", "[2]", ...)."""
-
-    id: str
-    title: str
-    location: str
-    text: str
-    kind: str
-    provider: str
-    description: str = ""
-    license: str = ""
-    attribution: str = ""
-    query: str = ""
-    iteration: int = 0
-    compacted: bool = False
-    handle: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -100,7 +82,7 @@ class ResearchState:
     max_sources: int = 15
     tier: str = "standard"
     plan_queries: tuple[Query, ...] = ()
-    search_results: tuple[SearchResult, ...] = ()
+    search_results: tuple[Source, ...] = ()
     citations: tuple[CitationRecord, ...] = ()
     iteration: int = 0
     sufficient: bool = False
@@ -112,6 +94,7 @@ class ResearchState:
     degraded_mode: bool = False
     insufficient_termination: bool = False
     compactions: int = 0
+    compacted: tuple[str, ...] = ()  # ids of the results whose text is a summary
     initial_token_budget: int = field(default=0)
 
     def __post_init__(self) -> None:
@@ -154,21 +137,7 @@ class ResearchState:
                 hit = outcome.hits[rank]
                 if hit.location in by_location:
                     continue
-                number = len(results) + 1
-                source = SearchResult(
-                    id=f"[{number}]",
-                    title=hit.title,
-                    location=hit.location,
-                    text=hit.text,
-                    kind=hit.kind,
-                    provider=hit.provider,
-                    description=hit.description,
-                    license=hit.license,
-                    attribution=hit.attribution,
-                    query=outcome.query,
-                    iteration=self.iteration + 1,
-                    handle=f"raw:{number}",
-                )
+                source = replace(hit, id=f"[{len(results) + 1}]", query=outcome.query)
                 results.append(source)
                 by_location[hit.location] = source
                 added += 1
@@ -253,12 +222,18 @@ class ResearchState:
         return replace(self, insufficient_termination=insufficient)
 
     def with_compaction(self, summaries: dict[str, str]) -> ResearchState:
-        """Replace the text of the results in `summaries` by their summary (handles stay)."""
+        """Replace the text of the results in `summaries` by their summary (ids stay)."""
         results = tuple(
-            replace(r, text=summaries[r.id], compacted=True) if r.id in summaries else r
+            replace(r, text=summaries[r.id]) if r.id in summaries else r
             for r in self.search_results
         )
-        return replace(self, search_results=results, compactions=self.compactions + 1)
+        fresh = tuple(r.id for r in self.search_results if r.id in summaries)
+        return replace(
+            self,
+            search_results=results,
+            compactions=self.compactions + 1,
+            compacted=(*self.compacted, *(i for i in fresh if i not in self.compacted)),
+        )
 
     def with_citations(self, citations: Iterable[CitationRecord]) -> ResearchState:
         known = {r.id for r in self.search_results}
@@ -274,10 +249,10 @@ class ResearchState:
 
     # -- views -----------------------------------------------------------------------
 
-    def result(self, source_id: str) -> SearchResult | None:
+    def result(self, source_id: str) -> Source | None:
         return next((r for r in self.search_results if r.id == source_id), None)
 
-    def ranked(self) -> list[SearchResult]:
+    def ranked(self) -> list[Source]:
         """Results best first by reciprocal rank fusion over every query that found them:
         a source several queries rank high is more likely the one the task is about."""
         score: dict[str, float] = {}
@@ -314,7 +289,7 @@ def check_transition(before: ResearchState, after: ResearchState) -> None:
     new = [(r.id, r.location) for r in after.search_results]
     if new[: len(old)] != old:
         problems.append("search_results were removed or renumbered")
-    for name in ("citations", "error_log", "failed_queries", "queries_run"):
+    for name in ("citations", "compacted", "error_log", "failed_queries", "queries_run"):
         a, b = getattr(before, name), getattr(after, name)
         if tuple(b[: len(a)]) != tuple(a):
             problems.append(f"{name} is not append-only")

@@ -15,14 +15,13 @@ from guardsearch.loops.review.quality import (
 )
 from guardsearch.loops.review.reflection import Reflection
 from guardsearch.loops.review.run import AttemptRecord, ReviewRun, write_transcript
-from guardsearch.loops.review.task import Candidate, Planned, ReviewTask
+from guardsearch.loops.review.task import Planned, ReviewTask
 from guardsearch.loops.review.thresholds import DEFAULT_THRESHOLDS, DomainThresholds
 
 __all__ = [
     "DEFAULT_THRESHOLDS",
     "LEVELS",
     "AttemptRecord",
-    "Candidate",
     "DomainThresholds",
     "Escalation",
     "Level",

@@ -24,6 +24,7 @@ from typing import Any, Generic
 
 from guardsearch.core.errors import BudgetExceeded, ModelError, StepFailed
 from guardsearch.core.events import Trace
+from guardsearch.core.source import Source
 from guardsearch.core.usage import Usage
 from guardsearch.loops.review.config import ReviewConfig
 from guardsearch.loops.review.history import RefinementHistory
@@ -36,7 +37,7 @@ from guardsearch.loops.review.quality import (
 )
 from guardsearch.loops.review.reflection import Reflection
 from guardsearch.loops.review.run import AttemptRecord, ReviewRun
-from guardsearch.loops.review.task import Candidate, ReviewTask, SpecT
+from guardsearch.loops.review.task import ReviewTask, SpecT
 from guardsearch.models.base import Model
 from guardsearch.models.metered import Metered
 
@@ -89,7 +90,7 @@ class _RunState(Generic[SpecT]):
         self.threshold = self.config.thresholds.default
         self.attempts: list[AttemptRecord] = []
         self.verdicts: dict[str, Verdict] = {}
-        self.accepted: dict[str, Candidate] = {}
+        self.accepted: dict[str, Source] = {}
         self.plan_cost = Usage(calls=1)
         self.error = ""
 
@@ -191,7 +192,7 @@ class _RunState(Generic[SpecT]):
         self,
         report: QualityReport,
         verdicts: Sequence[Verdict],
-        candidates: Sequence[Candidate],
+        candidates: Sequence[Source],
         spec: SpecT,
     ) -> Refinement | None:
         """Learned first: an offer (at any level the run may still use) whose kind raised
@@ -276,7 +277,7 @@ class _RunState(Generic[SpecT]):
         self.phase("end", stop_reason=stop_reason, items=len(items), caveats=caveats)
         return run
 
-    def caveats(self, stop_reason: str, items: Sequence[Candidate]) -> list[str]:
+    def caveats(self, stop_reason: str, items: Sequence[Source]) -> list[str]:
         notes: list[str] = []
         if self.error:
             notes.append(self.error)
@@ -300,14 +301,14 @@ class _RunState(Generic[SpecT]):
         return notes
 
 
-def _unique(candidates: Sequence[Candidate]) -> list[Candidate]:
-    seen: dict[str, Candidate] = {}
+def _unique(candidates: Sequence[Source]) -> list[Source]:
+    seen: dict[str, Source] = {}
     for candidate in candidates:
         seen.setdefault(candidate.key, candidate)
     return list(seen.values())
 
 
-def compose_answer(request: str, items: Sequence[Candidate], caveats: Sequence[str]) -> str:
+def compose_answer(request: str, items: Sequence[Source], caveats: Sequence[str]) -> str:
     """The answer: verified items only, then the caveats (never a silent low-quality list)."""
     if items:
         lines = [f"Found {len(items)} verified item(s) for: {request}"]

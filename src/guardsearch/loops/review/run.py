@@ -9,11 +9,11 @@ from typing import Any
 
 from guardsearch.core.errors import ConfigError
 from guardsearch.core.events import Trace
+from guardsearch.core.source import Source
 from guardsearch.core.usage import Usage
 from guardsearch.loops.review.history import RefinementHistory
 from guardsearch.loops.review.quality import QualityReport, Refinement
 from guardsearch.loops.review.reflection import Reflection
-from guardsearch.loops.review.task import Candidate
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -45,7 +45,7 @@ class ReviewRun:
     domain: str
     threshold: float
     attempts: list[AttemptRecord]
-    items: list[Candidate]
+    items: list[Source]
     stop_reason: str
     caveats: list[str]
     answer: str

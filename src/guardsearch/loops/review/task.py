@@ -11,23 +11,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
+from guardsearch.core.source import Source
 from guardsearch.loops.review.history import RefinementHistory
 from guardsearch.loops.review.quality import Level, QualityReport, Refinement, Verdict
 from guardsearch.loops.review.reflection import Reflection
 from guardsearch.models.metered import Metered
 
 SpecT = TypeVar("SpecT")
-
-
-@dataclass(frozen=True, kw_only=True)
-class Candidate:
-    """One fetched item: a stable key, what to show, and the raw hit for the verifier."""
-
-    key: str
-    title: str
-    description: str = ""
-    location: str = ""
-    payload: Any = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -44,12 +34,12 @@ class ReviewTask(Protocol[SpecT]):
         """Reflect and write the first spec (model calls go through `metered`)."""
         ...
 
-    async def act(self, spec: SpecT) -> list[Candidate]:
+    async def act(self, spec: SpecT) -> list[Source]:
         """Run the tools for `spec`; no model calls."""
         ...
 
     async def verify(
-        self, candidates: Sequence[Candidate], spec: SpecT, metered: Metered
+        self, candidates: Sequence[Source], spec: SpecT, metered: Metered
     ) -> list[Verdict]:
         """Accept or reject each candidate with a reason (rules first, model second)."""
         ...
@@ -59,7 +49,7 @@ class ReviewTask(Protocol[SpecT]):
         level: Level,
         report: QualityReport,
         verdicts: Sequence[Verdict],
-        candidates: Sequence[Candidate],
+        candidates: Sequence[Source],
         spec: SpecT,
         history: RefinementHistory,
     ) -> list[Refinement]:
