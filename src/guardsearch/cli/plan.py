@@ -96,7 +96,7 @@ def plan(
         _list(as_json)
         return
     from guardsearch.apps.plan import (
-        Problem,
+        PlanProblem,
         get_problem,
         load_problem_file,
         plan_problem,
@@ -111,7 +111,7 @@ def plan(
     try:
         if problem and problem_file:
             fail("give --problem or --problem-file, not both", as_json=as_json)
-        chosen: Problem | None
+        chosen: PlanProblem | None
         if problem_file is not None:
             chosen = load_problem_file(problem_file)
         elif problem is not None:

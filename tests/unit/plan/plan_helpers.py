@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from guardsearch import ModelRequest, ScriptedModel
-from guardsearch.apps.plan import CATEGORIES, Plan, Problem, get_problem, reference_plan
+from guardsearch.apps.plan import CATEGORIES, Plan, PlanProblem, get_problem, reference_plan
 
 STEPS = ("analysis", "recon", "strategy", "plan")
 A, R, S, P = STEPS
@@ -34,11 +34,11 @@ def step_of(request: ModelRequest) -> str:
     raise AssertionError(f"not a plan-pipeline prompt: {system[-300:]}")
 
 
-def good_plan(problem: Problem) -> dict[str, Any]:
+def good_plan(problem: PlanProblem) -> dict[str, Any]:
     return reference_plan(problem).model_dump(exclude_none=True)
 
 
-def good_outputs(problem: Problem, take: int = 1) -> dict[str, str]:
+def good_outputs(problem: PlanProblem, take: int = 1) -> dict[str, str]:
     """An output per step that passes its guard; `take` varies the text (not the
     meaning), so a regenerated step is a new state rather than a duplicate."""
     plan = reference_plan(problem)
@@ -68,7 +68,7 @@ def edited(plan: dict[str, Any], **changes: Any) -> str:
     return json.dumps({**plan, **changes})
 
 
-def unsatisfiable(problem: Problem) -> str:
+def unsatisfiable(problem: PlanProblem) -> str:
     """The good plan with its first two main steps swapped: a precondition fails."""
     plan = good_plan(problem)
     steps = plan["steps"]
@@ -76,7 +76,7 @@ def unsatisfiable(problem: Problem) -> str:
     return json.dumps(plan)
 
 
-def unreachable(problem: Problem) -> str:
+def unreachable(problem: PlanProblem) -> str:
     """The good plan without its last main step: the goal is never given."""
     plan = Plan.model_validate(good_plan(problem))
     main = plan.main_line()
@@ -84,7 +84,7 @@ def unreachable(problem: Problem) -> str:
     return json.dumps({"steps": [s.model_dump(exclude_none=True) for s in kept]})
 
 
-def misstated(problem: Problem, take: int = 1) -> str:
+def misstated(problem: PlanProblem, take: int = 1) -> str:
     """The good plan with its first step's effects misstated (no §4.1 rule matches the
     feedback: retried in place); `take` varies the text, not the feedback."""
     plan = good_plan(problem)
@@ -93,14 +93,14 @@ def misstated(problem: Problem, take: int = 1) -> str:
     return json.dumps(plan)
 
 
-def over_budget(problem: Problem) -> str:
+def over_budget(problem: PlanProblem) -> str:
     plan = good_plan(problem)
     for s in plan["steps"]:
         s["retry_budget"] = problem.r_max
     return json.dumps(plan)
 
 
-def without_recovery(problem: Problem) -> str:
+def without_recovery(problem: PlanProblem) -> str:
     """The good plan with its failure branches removed: a dead end."""
     plan = Plan.model_validate(good_plan(problem))
     recovery = plan.recovery_ids()
@@ -116,7 +116,7 @@ def without_recovery(problem: Problem) -> str:
 class ByStep:
     """Answers per step from queues; an empty queue answers the step's good output."""
 
-    problem: Problem
+    problem: PlanProblem
     answers: dict[str, list[str]] = field(default_factory=dict)
     calls: list[str] = field(default_factory=list)
     cause: str = "strategy"  # what the model answers when asked which step caused a failure

@@ -28,7 +28,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import ValidationError
 
 from guardsearch.apps.plan.plan_format import Plan, complete_plan, plan_schema
-from guardsearch.apps.plan.problems import Problem
+from guardsearch.apps.plan.problems import PlanProblem
 from guardsearch.apps.plan.step_guards import earlier, recon_actions
 from guardsearch.apps.plan.traces import MAX_EXPLORATIONS, explore, run_main_line
 from guardsearch.core.artifact import Artifact
@@ -55,7 +55,7 @@ class MinimalPlanGuard:
     Steps that leave out `pre`/`effects` get their action's (`complete_plan`). With
     `problem=None` (a free task) the known actions are the ones recon listed, if any."""
 
-    problem: Problem | None
+    problem: PlanProblem | None
     name: str = "plan-minimal"
     level: ClassVar[Level] = "minimal"
     _schema: SchemaGuard = field(init=False, repr=False)
@@ -158,7 +158,7 @@ class MediumPlanGuard(MinimalPlanGuard):
             )
 
     @property
-    def spec(self) -> Problem:
+    def spec(self) -> PlanProblem:
         assert self.problem is not None  # __post_init__ checked it
         return self.problem
 
@@ -242,7 +242,7 @@ GUARDS: dict[str, type[MinimalPlanGuard]] = {
 
 
 def plan_guard(
-    problem: Problem | None,
+    problem: PlanProblem | None,
     level: str = "expansive",
     *,
     max_explorations: int = MAX_EXPLORATIONS,

@@ -35,7 +35,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from guardsearch.apps.plan.problems import NAME_PATTERN, Problem
+from guardsearch.apps.plan.problems import NAME_PATTERN, PlanProblem
 
 MAX_STEPS = 8
 MAX_GENERATED_STEPS = 6
@@ -81,7 +81,7 @@ class Plan(BaseModel):
         return sum(s.retry_budget for s in self.steps)
 
 
-def complete_plan(problem: Problem, value: Any) -> Any:
+def complete_plan(problem: PlanProblem, value: Any) -> Any:
     """`value` with each step's missing `pre`/`effects` filled in from its action.
 
     Anything that is not a plan-shaped object is returned unchanged, for the Minimal
@@ -143,7 +143,7 @@ def plan_schema() -> dict[str, Any]:
     return schema
 
 
-def step_schema_for(problem: Problem, actions: Sequence[str]) -> dict[str, Any]:
+def step_schema_for(problem: PlanProblem, actions: Sequence[str]) -> dict[str, Any]:
     """One plan step doing one of `actions`; only a risky action may name `on_failure`."""
     variants: list[dict[str, Any]] = []
     for name in actions:
@@ -170,7 +170,7 @@ def step_schema_for(problem: Problem, actions: Sequence[str]) -> dict[str, Any]:
     return variants[0] if len(variants) == 1 else {"anyOf": variants}
 
 
-def generation_schema(problem: Problem, actions: Sequence[str] | None = None) -> dict[str, Any]:
+def generation_schema(problem: PlanProblem, actions: Sequence[str] | None = None) -> dict[str, Any]:
     """The schema a model's plan is constrained to: only `actions` (default: all)."""
     names = [a for a in (actions or problem.action_names) if problem.action(a) is not None]
     return {

@@ -67,7 +67,7 @@ class Action(BaseModel):
         return line
 
 
-class Problem(BaseModel):
+class PlanProblem(BaseModel):
     """A planning problem with everything a guard needs to judge a plan mechanically."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -83,7 +83,7 @@ class Problem(BaseModel):
     actions: tuple[Action, ...] = Field(min_length=1)
 
     @model_validator(mode="after")
-    def _consistent(self) -> Problem:
+    def _consistent(self) -> PlanProblem:
         for fact in (*self.initial, *self.goal, *self.safe):
             _check_name(fact, f"problem {self.id}")
         names = [a.name for a in self.actions]
@@ -137,7 +137,7 @@ def _check_name(value: str, where: str) -> None:
         raise ValueError(f"{where}: {value!r} is not a normalised fact name ({NAME_PATTERN})")
 
 
-def parse_problems(data: object, source: str) -> tuple[Problem, ...]:
+def parse_problems(data: object, source: str) -> tuple[PlanProblem, ...]:
     """Problems from parsed YAML/JSON: a list, or {"problems": [...]}; clear errors."""
     if isinstance(data, dict) and "problems" in data:
         data = data["problems"]
@@ -145,10 +145,10 @@ def parse_problems(data: object, source: str) -> tuple[Problem, ...]:
         data = [data]
     if not isinstance(data, list) or not data:
         raise ConfigError(f"{source}: expected a list of problems")
-    out: list[Problem] = []
+    out: list[PlanProblem] = []
     for i, item in enumerate(data):
         try:
-            out.append(Problem.model_validate(item))
+            out.append(PlanProblem.model_validate(item))
         except ValidationError as exc:
             first = exc.errors()[0]
             where = "/".join(str(p) for p in first["loc"]) or "(problem)"
@@ -161,13 +161,13 @@ def parse_problems(data: object, source: str) -> tuple[Problem, ...]:
 
 
 @cache
-def problems() -> tuple[Problem, ...]:
+def problems() -> tuple[PlanProblem, ...]:
     """The problem set shipped with the package (`apps/plan/data/problems.yaml`)."""
     ref = resources.files("guardsearch.apps.plan").joinpath("data/problems.yaml")
     return parse_problems(yaml.safe_load(ref.read_text("utf-8")), "apps/plan/data/problems.yaml")
 
 
-def get_problem(ident: str, pool: Sequence[Problem] | None = None) -> Problem:
+def get_problem(ident: str, pool: Sequence[PlanProblem] | None = None) -> PlanProblem:
     """The shipped problem `ident`; an unknown id is a ConfigError listing a few ids."""
     pool = problems() if pool is None else pool
     for p in pool:
@@ -179,7 +179,7 @@ def get_problem(ident: str, pool: Sequence[Problem] | None = None) -> Problem:
     )
 
 
-def load_problem_file(path: str | Path) -> Problem:
+def load_problem_file(path: str | Path) -> PlanProblem:
     """One problem from a YAML or JSON file (the first, if it holds several)."""
     p = Path(path)
     try:

@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections import deque
 
 from guardsearch.apps.plan.plan_format import Plan, PlanStep
-from guardsearch.apps.plan.problems import Action, Problem
+from guardsearch.apps.plan.problems import Action, PlanProblem
 from guardsearch.core.errors import ConfigError
 
 
-def _main_line(problem: Problem) -> list[Action]:
+def _main_line(problem: PlanProblem) -> list[Action]:
     start = frozenset(problem.initial)
     goal = set(problem.goal)
     queue: deque[tuple[frozenset[str], list[Action]]] = deque([(start, [])])
@@ -33,11 +33,11 @@ def _main_line(problem: Problem) -> list[Action]:
     raise ConfigError(f"problem {problem.id}: no sequence of actions reaches the goal")
 
 
-def _settled(problem: Problem, facts: set[str]) -> bool:
+def _settled(problem: PlanProblem, facts: set[str]) -> bool:
     return set(problem.goal) <= facts or (bool(problem.safe) and set(problem.safe) <= facts)
 
 
-def reference_plan(problem: Problem, retry_budget: int = 1) -> Plan:
+def reference_plan(problem: PlanProblem, retry_budget: int = 1) -> Plan:
     """A plan that passes the Expansive guard for `problem`, or a ConfigError."""
     main = _main_line(problem)
     steps: list[PlanStep] = []

@@ -13,7 +13,7 @@ from typing import Any
 
 from guardsearch.apps.plan.guards import LEVELS
 from guardsearch.apps.plan.pipelines import get_pipeline
-from guardsearch.apps.plan.problems import Problem, get_problem
+from guardsearch.apps.plan.problems import PlanProblem, get_problem
 from guardsearch.apps.plan.report import result_dict
 from guardsearch.apps.plan.space import FREE_TASK_NOTE, PlanSpace
 from guardsearch.apps.plan.traces import MAX_EXPLORATIONS
@@ -36,7 +36,7 @@ DEFAULT_GUARD_LEVEL = "expansive"
 DEFAULT_TEMPERATURE = 0.7
 
 
-def resolve_guard_level(problem: Problem | None, guard_level: str | None) -> str:
+def resolve_guard_level(problem: PlanProblem | None, guard_level: str | None) -> str:
     """The plan guard level that runs: the one asked for (default expansive) for a
     problem; minimal for a free task, which has nothing the others could judge by."""
     if guard_level is not None and guard_level not in LEVELS:
@@ -53,7 +53,7 @@ def resolve_guard_level(problem: Problem | None, guard_level: str | None) -> str
 
 
 async def plan_search(
-    problem: Problem | None,
+    problem: PlanProblem | None,
     *,
     pipeline: str = DEFAULT_PIPELINE,
     model: Model | Metered,
@@ -93,7 +93,7 @@ async def plan_search(
 
 
 async def plan_problem(
-    problem: Problem | str | None,
+    problem: PlanProblem | str | None,
     *,
     task: str | None = None,
     pipeline: str = DEFAULT_PIPELINE,
@@ -104,7 +104,7 @@ async def plan_problem(
     trace: Trace | None = None,
     **options: Any,
 ) -> dict[str, Any]:
-    """Plan for a shipped problem (by id), a `Problem`, or a free task (`problem=None`
+    """Plan for a shipped problem (by id), a `PlanProblem`, or a free task (`problem=None`
     and `task="..."`); returns a JSON-ready dict.
 
     Keys: `problem` (None for a free task), `category`, `task`, `pipeline`,

@@ -26,7 +26,7 @@ from guardsearch.apps.plan.plan_format import (
     free_generation_schema,
     generation_schema,
 )
-from guardsearch.apps.plan.problems import Problem
+from guardsearch.apps.plan.problems import PlanProblem
 from guardsearch.apps.plan.step_guards import (
     AnalysisGuard,
     ReconGuard,
@@ -77,14 +77,16 @@ def free_objective(task: str) -> str:
     )
 
 
-def parse_plan(problem: Problem | None, text: str) -> Any:
+def parse_plan(problem: PlanProblem | None, text: str) -> Any:
     """The model's plan as JSON, each step's `pre`/`effects` filled in from its action."""
     value = parse_json(text)
     return complete_plan(problem, value) if problem is not None else value
 
 
 # The three steps before the plan: each a JSON schema and a guard built from the problem.
-_UPSTREAM: dict[str, tuple[Callable[[Problem | None], Any], Callable[[Problem | None], Any]]] = {
+_UPSTREAM: dict[
+    str, tuple[Callable[[PlanProblem | None], Any], Callable[[PlanProblem | None], Any]]
+] = {
     "analysis": (analysis_schema, AnalysisGuard),
     "recon": (recon_schema, ReconGuard),
     "strategy": (strategy_schema, StrategyGuard),
@@ -93,7 +95,7 @@ _UPSTREAM: dict[str, tuple[Callable[[Problem | None], Any], Callable[[Problem | 
 
 def plan_step(
     name: str,
-    problem: Problem | None,
+    problem: PlanProblem | None,
     guard_level: str = "expansive",
     max_explorations: int = MAX_EXPLORATIONS,
 ) -> Step:
@@ -131,12 +133,12 @@ class PlanSpace(StepSpace):
     """A StepSpace over `problem` (None: a free task) whose requests are narrowed by
     earlier outputs."""
 
-    problem: Problem | None
+    problem: PlanProblem | None
 
     @classmethod
     def build(
         cls,
-        problem: Problem | None,
+        problem: PlanProblem | None,
         steps: Sequence[str] = STEP_NAMES,
         *,
         guard_level: str = "expansive",

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from guardsearch.apps.plan.problems import CATEGORIES, NAME_PATTERN, Problem
+from guardsearch.apps.plan.problems import CATEGORIES, NAME_PATTERN, PlanProblem
 from guardsearch.core.artifact import Artifact
 from guardsearch.core.context import Context
 from guardsearch.core.errors import ParseError
@@ -47,7 +47,7 @@ def is_name(value: str) -> bool:
     return re.match(NAME_PATTERN, value) is not None
 
 
-def analysis_schema(problem: Problem | None) -> dict[str, Any]:
+def analysis_schema(problem: PlanProblem | None) -> dict[str, Any]:
     return {
         "type": "object",
         "properties": {
@@ -64,7 +64,7 @@ def analysis_schema(problem: Problem | None) -> dict[str, Any]:
     }
 
 
-def recon_schema(problem: Problem | None) -> dict[str, Any]:
+def recon_schema(problem: PlanProblem | None) -> dict[str, Any]:
     return {
         "type": "object",
         "properties": {
@@ -81,7 +81,7 @@ def recon_schema(problem: Problem | None) -> dict[str, Any]:
 
 
 def strategy_schema(
-    problem: Problem | None, actions: Sequence[str] | None = None
+    problem: PlanProblem | None, actions: Sequence[str] | None = None
 ) -> dict[str, Any]:
     """`order` may only use `actions` (recon's findings) when given."""
     if problem is None:
@@ -135,7 +135,7 @@ class AnalysisGuard:
     """A problem class and key facts present, all of them facts of this problem (for a
     free task: short lower_snake_case names)."""
 
-    problem: Problem | None
+    problem: PlanProblem | None
     name: str = "analysis"
 
     async def check(self, artifact: Artifact, context: Context) -> GuardResult:
@@ -168,7 +168,7 @@ class ReconGuard:
     """Findings tied to the spec: real actions, and one giving each goal fact (for a
     free task, with no spec: at least one action, each a lower_snake_case name)."""
 
-    problem: Problem | None
+    problem: PlanProblem | None
     name: str = "recon"
 
     async def check(self, artifact: Artifact, context: Context) -> GuardResult:
@@ -202,7 +202,7 @@ class ReconGuard:
 class StrategyGuard:
     """One named approach with a rationale; its order uses only recon's actions."""
 
-    problem: Problem | None
+    problem: PlanProblem | None
     name: str = "strategy"
 
     async def check(self, artifact: Artifact, context: Context) -> GuardResult:

@@ -18,17 +18,16 @@ from typing import Any
 
 from guardsearch.apps.plan.memo import MemoModel
 from guardsearch.apps.plan.pipelines import PIPELINES
-from guardsearch.apps.plan.problems import CATEGORIES, Problem, get_problem, problems
+from guardsearch.apps.plan.problems import CATEGORIES, PlanProblem, get_problem, problems
 from guardsearch.apps.plan.report import backtracks
 from guardsearch.apps.plan.solve import plan_search
 from guardsearch.core.errors import ConfigError
-from guardsearch.experiments.suite import MethodSpec
-from guardsearch.experiments.suite import Problem as SuiteProblem
+from guardsearch.experiments.suite import MethodSpec, Problem
 from guardsearch.models.base import Model
 from guardsearch.models.metered import Metered
 
 
-def select(selector: Any) -> list[Problem]:
+def select(selector: Any) -> list[PlanProblem]:
     """Shipped problems for a selector (see the module docstring)."""
     if selector is None or selector == "all":
         return list(problems())
@@ -48,7 +47,7 @@ def select(selector: Any) -> list[Problem]:
     if bad:
         raise ConfigError(f"plan problems: unknown categories {sorted(bad)}")
     per = selector.get("per_category")
-    chosen: list[Problem] = []
+    chosen: list[PlanProblem] = []
     for category in categories:
         pool = [p for p in problems() if p.category == category]
         chosen += pool[: int(per)] if per is not None else pool
@@ -64,10 +63,9 @@ class PlanSuite:
         self.memo = memo
         self._memos: dict[int, MemoModel] = {}
 
-    def problems(self, selector: Any) -> list[SuiteProblem]:
+    def problems(self, selector: Any) -> list[Problem]:
         return [
-            SuiteProblem(id=p.id, input=p.id, meta={"category": p.category})
-            for p in select(selector)
+            Problem(id=p.id, input=p.id, meta={"category": p.category}) for p in select(selector)
         ]
 
     def method_names(self) -> list[str]:
@@ -86,7 +84,7 @@ class PlanSuite:
         return dataclasses.replace(model, model=memo)
 
     async def run(
-        self, method: MethodSpec, problem: SuiteProblem, model: Metered, trial: int
+        self, method: MethodSpec, problem: Problem, model: Metered, trial: int
     ) -> dict[str, Any]:
         the_problem = get_problem(str(problem.input))
         options = dict(method.options)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from guardsearch.apps.plan.plan_format import Plan, PlanStep
-from guardsearch.apps.plan.problems import Problem
+from guardsearch.apps.plan.problems import PlanProblem
 
 MAX_EXPLORATIONS = 40
 
@@ -32,19 +32,19 @@ class MainLine:
     facts: frozenset[str]
 
 
-def needs(problem: Problem, step: PlanStep) -> set[str]:
+def needs(problem: PlanProblem, step: PlanStep) -> set[str]:
     """What a step needs: the action's preconditions and any it declares."""
     action = problem.action(step.action)
     return set(step.pre) | (set(action.pre) if action else set())
 
 
-def gives(problem: Problem, step: PlanStep) -> set[str]:
+def gives(problem: PlanProblem, step: PlanStep) -> set[str]:
     """What a step gives on success: the action's effects (the truth, not the claim)."""
     action = problem.action(step.action)
     return set(action.effects) if action else set()
 
 
-def run_main_line(problem: Problem, plan: Plan) -> MainLine:
+def run_main_line(problem: PlanProblem, plan: Plan) -> MainLine:
     facts = set(problem.initial)
     unmet: list[Unmet] = []
     for step in plan.main_line():
@@ -80,7 +80,9 @@ class _Stop(Exception):
     pass
 
 
-def explore(problem: Problem, plan: Plan, max_explorations: int = MAX_EXPLORATIONS) -> Exploration:
+def explore(
+    problem: PlanProblem, plan: Plan, max_explorations: int = MAX_EXPLORATIONS
+) -> Exploration:
     """Walk every execution trace of `plan`; count step executions, collect dead ends."""
     out = Exploration()
 

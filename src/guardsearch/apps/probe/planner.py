@@ -28,8 +28,11 @@ Word = Annotated[str, Field(min_length=2, max_length=30)]
 SHOWN_RESULTS = 8
 
 
-class PlanDraft(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class ProbePlanDraft(BaseModel):
+    """What the model drafts for a probe plan: keywords, narrowing words, the kind wanted."""
+
+    # The schema, title included, is part of the prompt: the title stays as it was.
+    model_config = ConfigDict(extra="forbid", title="PlanDraft")
 
     keywords: list[Word] = Field(min_length=1, max_length=3)
     extra: list[Word] = Field(max_length=4)
@@ -48,7 +51,7 @@ def _singular(word: str) -> str:
     return w[:-1] if w.endswith("s") and not w.endswith("ss") and len(w) > 3 else w
 
 
-def _pool(draft: PlanDraft, topic_terms: Sequence[str]) -> tuple[str, ...]:
+def _pool(draft: ProbePlanDraft, topic_terms: Sequence[str]) -> tuple[str, ...]:
     words = [c for k in (*draft.keywords, *draft.extra) if (c := clean(k))]
     return tuple(dict.fromkeys(w for w in words if w not in topic_terms))
 
@@ -65,13 +68,13 @@ class ModelPlanner:
         return Step(
             name=f"probe-{name}",
             prompt=PromptTemplate.packaged(f"probe_{name}"),
-            schema=EvaluationDraft if name == "evaluate" else PlanDraft,
+            schema=EvaluationDraft if name == "evaluate" else ProbePlanDraft,
             guard=guard,
             rmax=self.rmax,
             max_tokens=max_tokens,
         )
 
-    def _to_plan(self, topic: str, draft: PlanDraft, source: str) -> ProbePlan:
+    def _to_plan(self, topic: str, draft: ProbePlanDraft, source: str) -> ProbePlan:
         base = self.fallback(topic)
         kind = _singular(draft.kind) or base.kind
         return ProbePlan(
@@ -82,7 +85,7 @@ class ModelPlanner:
         outcome = await run_step(
             self._step("plan"), Context(objective=topic), metered, variables={"topic": topic}
         )
-        return self._to_plan(topic, PlanDraft.model_validate(outcome.value), "model")
+        return self._to_plan(topic, ProbePlanDraft.model_validate(outcome.value), "model")
 
     async def evaluate(self, topic: str, results: Sequence[Source], metered: Metered) -> Evaluation:
         shown = "\n".join(
@@ -104,7 +107,7 @@ class ModelPlanner:
         old = (set(plan.pool), plan.kind)
 
         def differs(value: object) -> str | None:
-            draft = PlanDraft.model_validate(value)
+            draft = ProbePlanDraft.model_validate(value)
             new = self._to_plan(topic, draft, "replan")
             if (set(new.pool), new.kind) == old:
                 return "this is the same plan as before; use other words"
@@ -116,4 +119,4 @@ class ModelPlanner:
             metered,
             variables={"topic": topic, "failure": failure, "tried": tried},
         )
-        return self._to_plan(topic, PlanDraft.model_validate(outcome.value), "replan")
+        return self._to_plan(topic, ProbePlanDraft.model_validate(outcome.value), "replan")
