@@ -10,7 +10,12 @@ Figures (all through the public `Model` API, so they include Python overhead):
 - prefix reuse: 5 calls sharing a ~300-token prefix with different short suffixes,
   prompt tokens actually evaluated (prompt - cached) against the naive count.
 
-    python benchmarks/model_speed.py [--json] [--threads N]
+Each figure is measured once per llama.cpp setting in `--extra-bufts` (default both):
+`on` lets llama.cpp repack weights into extra buffer types (CPU repack layouts; AMX on
+Xeons that have it), `off` keeps the plain layout (the safe setting on AMX CPUs,
+see docs/models.md). The top-level figures are those of the first setting.
+
+    python benchmarks/model_speed.py [--json] [--threads N] [--extra-bufts on,off]
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import time
 from typing import Any
 
 from guardsearch.core.messages import Completion, Message, ModelRequest
+from guardsearch.models.cpu_check import cpu_summary
 from guardsearch.models.embedded import DEFAULT_EMBEDDED, embedded_model_path
 from guardsearch.models.llamacpp import LlamaCppModel
 
@@ -56,10 +62,10 @@ def _facts(seed: str, n: int) -> str:
     return " ".join(f"{seed} fact {i}: widget {i} weighs {i * 7 % 50} grams." for i in range(n))
 
 
-async def measure(threads: int | None) -> dict[str, Any]:
+async def measure(threads: int | None, extra_bufts: str = "on") -> dict[str, Any]:
     started = time.perf_counter()
     path = embedded_model_path()
-    model = LlamaCppModel(path, n_ctx=4096, n_threads=threads)
+    model = LlamaCppModel(path, n_ctx=4096, n_threads=threads, extra_bufts=extra_bufts)
     model.count_tokens(_ask("warm up"))  # loads the weights
     load_s = time.perf_counter() - started
 
@@ -79,7 +85,9 @@ async def measure(threads: int | None) -> dict[str, Any]:
     )
     j = await _generate(model, json_req)
     # The same with llama-cpp-python's own grammar sampling (whole vocabulary per token).
-    eager = LlamaCppModel(path, n_ctx=4096, n_threads=threads, lazy_grammar=False)
+    eager = LlamaCppModel(
+        path, n_ctx=4096, n_threads=threads, lazy_grammar=False, extra_bufts=extra_bufts
+    )
     e = await _generate(eager, json_req)
 
     # Prefix reuse: a shared ~300-token prefix, five different short questions.
@@ -116,6 +124,8 @@ async def measure(threads: int | None) -> dict[str, Any]:
             "loadavg_1m": round(os.getloadavg()[0], 2),
             "python": platform.python_version(),
         },
+        "extra_bufts": extra_bufts,
+        "cpu": cpu_summary(),
         "load_s": round(load_s, 2),
         "prompt": {
             "tokens_evaluated": evaluated,
@@ -143,7 +153,10 @@ def _line(label: str, rate: dict[str, Any]) -> str:
 
 def _print_text(r: dict[str, Any]) -> None:
     m = r["machine"]
-    print(f"model {r['model']} ({m['n_threads']} threads, load avg {m['loadavg_1m']})")
+    print(
+        f"model {r['model']}, extra_bufts={r['extra_bufts']} "
+        f"({m['n_threads']} threads, load avg {m['loadavg_1m']}; {r['cpu']})"
+    )
     print(f"load: {r['load_s']} s")
     p = r["prompt"]
     print(_line("prompt", {**p, "tokens": p["tokens_evaluated"]}))
@@ -167,12 +180,31 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--threads", type=int, default=None, help="llama.cpp threads")
+    parser.add_argument(
+        "--extra-bufts",
+        default="on,off",
+        help="llama.cpp extra buffer types to measure, comma-separated (on, off)",
+    )
     args = parser.parse_args()
-    result = asyncio.run(measure(args.threads))
+    settings = [s.strip() for s in args.extra_bufts.split(",") if s.strip()]
+    runs = [asyncio.run(measure(args.threads, s)) for s in settings]
+    result = {**runs[0], "by_extra_bufts": {r["extra_bufts"]: _summary(r) for r in runs}}
     if args.json:
         print(json.dumps(result, indent=2))
     else:
-        _print_text(result)
+        for r in runs:
+            _print_text(r)
+            print()
+
+
+def _summary(r: dict[str, Any]) -> dict[str, Any]:
+    """The headline rates of one setting, for the side-by-side table."""
+    return {
+        "load_s": r["load_s"],
+        "prompt_tokens_per_s": r["prompt"]["tokens_per_s"],
+        "generation_tokens_per_s": r["generation"]["tokens_per_s"],
+        "json_grammar_tokens_per_s": r["generation_json_grammar"]["tokens_per_s"],
+    }
 
 
 if __name__ == "__main__":

@@ -98,7 +98,7 @@ def ask(
         out.print(value if isinstance(value, str) else _pretty(value))
         err.print(f"[dim]{result['attempts']} attempt(s), {used.describe()}[/dim]")
     else:
-        err.print(f"[red]failed:[/red] {result.get('error')}")
+        err.print(f"[red]failed:[/red] {result.get('error')}", soft_wrap=True)
     raise typer.Exit(code)
 
 

@@ -30,7 +30,8 @@ def print_json(payload: Any) -> None:
 def fail(message: str, code: int = EXIT_USAGE, *, as_json: bool = False) -> NoReturn:
     if as_json:
         print_json({"ok": False, "error": message})
-    err.print(f"[red]error:[/red] {message}")
+    # One line however long: scripts and people grep for it (no wrapping at 80 columns).
+    err.print(f"[red]error:[/red] {message}", soft_wrap=True)
     raise typer.Exit(code)
 
 

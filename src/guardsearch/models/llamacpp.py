@@ -14,12 +14,13 @@ the schema (see `schema_to_gbnf`) so a small model can only emit schema-shaped J
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import os
 import threading
 import time
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -27,6 +28,7 @@ from guardsearch.core.errors import ConfigError, ModelError
 from guardsearch.core.messages import Completion, ModelRequest
 from guardsearch.core.usage import Usage
 from guardsearch.models.base import ensure_real_models_allowed
+from guardsearch.models.cpu_check import LlamaSettings, resolve_settings
 
 if TYPE_CHECKING:
     from llama_cpp import Llama
@@ -155,10 +157,11 @@ class LlamaCppModel:
         repeat_penalty: float = 1.0,
         lazy_grammar: bool = True,
         prefix_cache: bool = True,
+        extra_bufts: str | None = None,
     ) -> None:
         self.path = Path(path).expanduser()
         self.n_ctx = n_ctx
-        self.n_threads = n_threads or _available_cpus()
+        self.n_threads = n_threads or available_cpus()
         self._name = name or self.path.stem
         # 1.0 = off: penalties distort structured output (JSON repeats `"` and `,` a lot).
         self.repeat_penalty = repeat_penalty
@@ -167,6 +170,10 @@ class LlamaCppModel:
         # llama.cpp's logits differ in the last bits with how the prompt was split into
         # batches, which can flip a greedy near-tie. Off = every call starts cold.
         self.prefix_cache = prefix_cache
+        # on | off | auto (None = auto, unless $GUARDSEARCH_LLAMA_EXTRA_BUFTS says otherwise):
+        # whether llama.cpp may repack weights into extra buffer types (see cpu_check).
+        self.extra_bufts = extra_bufts
+        self.settings: LlamaSettings | None = None
         self._llm: Llama | None = None
         self._formatter: Jinja2ChatFormatter | None = None
         self._grammars: dict[str, LlamaGrammar] = {}
@@ -183,7 +190,10 @@ class LlamaCppModel:
         return self._name
 
     def __repr__(self) -> str:
-        return f"LlamaCppModel({str(self.path)!r}, n_ctx={self.n_ctx}, n_threads={self.n_threads})"
+        return (
+            f"LlamaCppModel({str(self.path)!r}, n_ctx={self.n_ctx}, n_threads={self.n_threads}, "
+            f"extra_bufts={self.extra_bufts or 'auto'})"
+        )
 
     # -- loading ---------------------------------------------------------------
 
@@ -196,22 +206,19 @@ class LlamaCppModel:
             if not self.path.is_file():
                 raise ConfigError(f"GGUF file not found: {self.path}")
             try:
-                from llama_cpp import Llama
                 from llama_cpp.llama_chat_format import Jinja2ChatFormatter
             except ImportError as exc:
                 raise ConfigError(
                     "llama-cpp-python is not installed: pip install 'guardsearch[embedded]'"
                 ) from exc
-            try:
-                llm = Llama(
-                    model_path=str(self.path),
-                    n_ctx=self.n_ctx,
-                    n_threads=self.n_threads,
-                    n_threads_batch=self.n_threads,
-                    verbose=False,
-                )
-            except Exception as exc:
-                raise ModelError(f"llama.cpp could not load {self.path}: {exc}") from exc
+            # Decide in a child process first: a native crash here would kill the caller.
+            self.settings = resolve_settings(self.path, requested=self.extra_bufts)
+            llm = load_llama(
+                self.path,
+                extra_bufts=self.settings.extra_bufts,
+                n_ctx=self.n_ctx,
+                n_threads=self.n_threads,
+            )
             template = llm.metadata.get("tokenizer.chat_template")
             if template:
                 # Use the GGUF's own template (not a guessed built-in format) and keep the
@@ -341,6 +348,63 @@ class LlamaCppModel:
         )
 
 
+_params_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def extra_bufts_default(extra_bufts: bool) -> Iterator[None]:
+    """While open, every `Llama` built in this process loads with `use_extra_bufts` so set.
+
+    llama-cpp-python 0.3.x does not expose `use_extra_bufts`; `Llama.__init__` (and its
+    server) start from `llama_model_default_params()`, so this swaps that function for
+    one that hands out the defaults with the flag set. Process-wide, hence the lock.
+    """
+    try:
+        import llama_cpp.llama_cpp as lib
+    except ImportError as exc:
+        raise ConfigError(
+            "llama-cpp-python is not installed: pip install 'guardsearch[embedded]'"
+        ) from exc
+    if "use_extra_bufts" not in dict(lib.llama_model_params._fields_):
+        if not extra_bufts:
+            raise ConfigError(
+                "this llama-cpp-python has no use_extra_bufts model parameter; "
+                "extra_bufts=off needs llama-cpp-python >= 0.3.10"
+            )
+        yield
+        return
+    with _params_lock:
+        original = lib.llama_model_default_params
+
+        def defaults() -> Any:
+            params = original()
+            params.use_extra_bufts = extra_bufts
+            return params
+
+        lib.llama_model_default_params = defaults
+        try:
+            yield
+        finally:
+            lib.llama_model_default_params = original
+
+
+def load_llama(path: Path, *, extra_bufts: bool, n_ctx: int, n_threads: int) -> Llama:
+    """A `Llama` for `path`, with llama.cpp's extra buffer types on or off."""
+    with extra_bufts_default(extra_bufts):
+        from llama_cpp import Llama
+
+        try:
+            return Llama(
+                model_path=str(path),
+                n_ctx=n_ctx,
+                n_threads=n_threads,
+                n_threads_batch=n_threads,
+                verbose=False,
+            )
+        except Exception as exc:
+            raise ModelError(f"llama.cpp could not load {path}: {exc}") from exc
+
+
 def _use_lazy_grammar(llm: Llama) -> None:
     """Make `llm` check the grammar only against the token it would pick anyway.
 
@@ -454,7 +518,7 @@ def reused_prefix(before: Sequence[int], prompt: Sequence[int], *, fresh_logits:
     return common
 
 
-def _available_cpus() -> int:
+def available_cpus() -> int:
     # The CPUs this process may run on (a container's cpuset), not the host's count:
     # llama.cpp threads that outnumber the usable cores slow it down badly.
     try:

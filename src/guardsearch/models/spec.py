@@ -2,6 +2,7 @@
 
 embedded                              the shipped Qwen2.5-Coder-0.5B (default)
 gguf:/path/model.gguf                 any local GGUF via llama.cpp
+embedded?extra_bufts=off              local models take options after `?` (see _LOCAL_OPTIONS)
 openai:http://127.0.0.1:8000/v1#name  any OpenAI-compatible server (key: $OPENAI_API_KEY)
 openai:#gpt-4o-mini                   api.openai.com
 replay:FILE                           replay a recorded log (misses are errors)
@@ -32,6 +33,8 @@ def model_from_spec(spec: str | None = None) -> Model:
     """Build (and, for local weights, cache per process) the model a spec names."""
     spec = (spec or default_spec()).strip()
     kind, _, rest = spec.partition(":")
+    if kind.startswith("embedded?"):  # `embedded?opt=v`: options without an argument
+        kind, rest = "embedded", "?" + kind.partition("?")[2]
     if kind in ("embedded", "gguf"):
         # Loading weights is expensive: one instance per spec per process.
         if spec not in _LOADED:
@@ -67,9 +70,32 @@ def model_from_spec(spec: str | None = None) -> Model:
     )
 
 
+# Options a local (llama.cpp) spec takes after `?`, as `key=value&key=value`.
+_LOCAL_OPTIONS = ("extra_bufts",)
+
+
+def _local_options(spec: str, query: str) -> dict[str, str]:
+    options: dict[str, str] = {}
+    for pair in filter(None, query.split("&")):
+        key, sep, value = pair.partition("=")
+        if not sep or key not in _LOCAL_OPTIONS:
+            raise ConfigError(
+                f"bad option {pair!r} in model spec {spec!r}; "
+                f"local models take {', '.join(k + '=...' for k in _LOCAL_OPTIONS)}"
+            )
+        options[key] = value
+    if "extra_bufts" in options:
+        from guardsearch.models.cpu_check import parse_mode
+
+        parse_mode(options["extra_bufts"], origin=f"model spec {spec!r}")
+    return options
+
+
 def _local(kind: str, rest: str) -> Model:
     from guardsearch.models.embedded import embedded_model_path
 
+    rest, _, query = rest.partition("?")
+    options = _local_options(f"{kind}:{rest}?{query}", query)
     if kind == "embedded":
         if rest:
             raise ConfigError(f"the embedded model takes no argument, got {rest!r}")
@@ -84,4 +110,4 @@ def _local(kind: str, rest: str) -> Model:
         raise ConfigError(
             "llama-cpp-python is not installed: pip install 'guardsearch[embedded]'"
         ) from exc
-    return LlamaCppModel(path)
+    return LlamaCppModel(path, extra_bufts=options.get("extra_bufts"))
