@@ -31,7 +31,8 @@ class Canaries:
 
     def __call__(self, model_path: Path, extra_bufts: bool) -> CanaryResult:
         self.calls.append(extra_bufts)
-        code = _SEGFAULT if extra_bufts in self.crash_with else f"raise SystemExit({self.exit_code})"
+        crash = extra_bufts in self.crash_with
+        code = _SEGFAULT if crash else f"raise SystemExit({self.exit_code})"
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, check=False)
         return CanaryResult(done.returncode, done.stderr.decode()[-200:])
 

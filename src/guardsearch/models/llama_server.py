@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
             from llama_cpp.server.__main__ import main as serve
 
             sys.argv = ["llama_cpp.server", *args]
-            serve()
+            serve()  # type: ignore[no-untyped-call]
     except GuardsearchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -365,7 +365,7 @@ def extra_bufts_default(extra_bufts: bool) -> Iterator[None]:
         raise ConfigError(
             "llama-cpp-python is not installed: pip install 'guardsearch[embedded]'"
         ) from exc
-    if "use_extra_bufts" not in dict(lib.llama_model_params._fields_):
+    if "use_extra_bufts" not in {field[0] for field in lib.llama_model_params._fields_}:
         if not extra_bufts:
             raise ConfigError(
                 "this llama-cpp-python has no use_extra_bufts model parameter; "
