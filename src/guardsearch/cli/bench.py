@@ -270,4 +270,23 @@ def distill(
         )
 
 
+@bench_app.command("pack")
+def pack(
+    out_dir: Annotated[Path, typer.Argument(help="An experiment's out directory.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Move a run's loose traces (traces/*.jsonl, the older layout) into traces.jsonl.gz."""
+    from guardsearch.experiments.traces import ARCHIVE_NAME, pack_loose_traces
+
+    try:
+        counts = pack_loose_traces(out_dir)
+    except GuardsearchError as exc:
+        fail(str(exc), exit_for(exc), as_json=as_json)
+    payload = {**counts, "archive": str(out_dir / ARCHIVE_NAME)}
+    if as_json:
+        print_json(payload)
+    else:
+        out.print(f"{counts['packed'] + counts['unnamed']} traces -> {payload['archive']}")
+
+
 bench_app.command("plan")(bench_plan)

@@ -95,7 +95,8 @@ def plan(
         Path, typer.Option("--out", help="Trials, traces and the scorecard go here (resumable).")
     ] = Path("runs/bench-plan"),
     report_dir: Annotated[
-        Path | None, typer.Option(help="Also write the report here (e.g. benchmarks/results).")
+        Path | None,
+        typer.Option(help="Write the report here instead of into --out (e.g. benchmarks/results)."),
     ] = None,
     name: Annotated[str, typer.Option(help="File name of the scorecard and plots.")] = "plan",
     store: StoreOption = None,
@@ -134,6 +135,8 @@ def plan(
                 "derive_budgets": True,
                 "trials": trials,
                 "out": str(out_dir),
+                # The report is written once, where it is wanted, not also into out_dir.
+                "report_dir": str(report_dir) if report_dir is not None else None,
                 "reference": methods[0] if methods else None,
                 "compare": comparisons(methods),
             }

@@ -13,7 +13,7 @@ model: embedded
 budgets: [10, 20, 40, 60]     # call caps; the pass-rate-vs-budget curve
 derive_budgets: true          # deterministic methods run once, at the largest budget
 trials: 1
-out: runs/game24              # trials.jsonl + traces/ (resume from here)
+out: runs/game24              # trials.jsonl + traces.jsonl.gz (resume from here)
 report_dir: reports           # game24-tot.md/.json/_budget.png/_calls.png (default: out)
 ```
 """

@@ -2,8 +2,9 @@
 
 `ResultStore` is what the runner needs: save a trial, load them all. `JsonlResults`
 keeps `trials.jsonl` (one result per line, appended and flushed as each trial ends),
-`traces/<n>.jsonl` (that trial's events) and `manifest.json` under the experiment's out
-directory. A durable run store can implement the same methods and be plugged in.
+`traces.jsonl.gz` (every trial's events, one compressed record per trial: see
+`experiments.traces`) and `manifest.json` under the experiment's out directory. A
+durable run store can implement the same methods and be plugged in.
 
 A stored trial is identified by its key (problem, label, trial, budget) *and* its
 config fingerprint (suite, model spec, method, options): the same key run with another
@@ -14,7 +15,6 @@ such trials are taken to have run with (see `ExperimentRunner`).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Sequence
@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from guardsearch.core.errors import ConfigError
+from guardsearch.experiments.traces import ARCHIVE_NAME, LOOSE_DIR, TraceArchive
 from guardsearch.experiments.trial import TrialResult
 from guardsearch.store.jsonl import cut_torn_tail, json_line, jsonl_lines
 
@@ -51,35 +52,35 @@ class ManifestStore(Protocol):
 
 
 class JsonlResults:
-    """Trial results in `DIR/trials.jsonl`, each trial's trace in `DIR/traces/`."""
+    """Trial results in `DIR/trials.jsonl`, every trial's trace in `DIR/traces.jsonl.gz`."""
 
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root)
         self.path = self.root / "trials.jsonl"
-        self.traces = self.root / "traces"
+        self.traces = TraceArchive(self.root / ARCHIVE_NAME)
         self.manifest_path = self.root / "manifest.json"
 
-    def trace_path(self, key: str, fingerprint: str | None = None) -> Path:
-        # Trials without a fingerprint keep the name they were written under.
-        ident = key if fingerprint is None else f"{key}|{fingerprint}"
-        name = hashlib.sha256(ident.encode()).hexdigest()[:16]
-        return self.traces / f"{name}.jsonl"
+    def _check_layout(self) -> None:
+        if (self.root / LOOSE_DIR).is_dir():
+            raise ConfigError(
+                f"{self.root / LOOSE_DIR} holds traces in the older one-file-per-trial layout; "
+                f"move them into {self.traces.path} with `guardsearch bench pack {self.root}`"
+            )
 
     def finished(self) -> set[str]:
         return {r.key for r in self.load()}
 
     def save(self, result: TrialResult, events: Sequence[dict[str, Any]]) -> None:
         # The trace first: a result line means its trace is complete.
-        self.traces.mkdir(parents=True, exist_ok=True)
-        self.trace_path(result.key, result.fingerprint).write_text(
-            "".join(json_line(e) for e in events), encoding="utf-8"
-        )
+        self._check_layout()
+        self.traces.append(result.key, result.fingerprint, events)
         cut_torn_tail(self.path)
         with self.path.open("a", encoding="utf-8") as fh:
             fh.write(json_line(result.as_dict()))
             fh.flush()
 
     def load(self) -> list[TrialResult]:
+        self._check_layout()
         if not self.path.exists():
             return []
         results: dict[tuple[str, str | None], TrialResult] = {}
@@ -99,10 +100,8 @@ class JsonlResults:
         under it."""
         if isinstance(trial, str):
             found = [r for r in self.load() if r.key == trial]
-            path = self.trace_path(trial, found[-1].fingerprint if found else None)
-        else:
-            path = self.trace_path(trial.key, trial.fingerprint)
-        return [json.loads(line) for line in jsonl_lines(path)] if path.exists() else []
+            return self.traces.events(trial, found[-1].fingerprint if found else None)
+        return self.traces.events(trial.key, trial.fingerprint)
 
     def manifest(self) -> dict[str, dict[str, Any]]:
         """Per method label: the config its un-fingerprinted trials ran with."""

@@ -62,6 +62,13 @@ def test_bench_plan_reports_search_vs_the_full_pipeline(tmp_path: Path, babbler:
     assert ("search", "search-blind") in pairs
     assert ("full", "single") in pairs
     assert len(pairs) == len(set(pairs))
+    # The report goes to --report-dir only; the run directory keeps trials and traces.
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == [
+        "manifest.json",
+        "traces.jsonl.gz",
+        "trials.jsonl",
+    ]
+    assert (tmp_path / "report" / "plan_test.md").exists()
 
 
 def test_the_generated_report_links_the_hand_written_notes_and_keeps_them(

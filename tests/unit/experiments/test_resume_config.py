@@ -68,10 +68,13 @@ def strip_fingerprints(store: JsonlResults) -> None:
     """Make the stored trials look like ones written before fingerprints existed."""
     records = [json.loads(line) for line in store.path.read_text("utf-8").splitlines()]
     for record in records:
-        old = store.trace_path(record["key"], record.pop("fingerprint"))
-        old.rename(store.trace_path(record["key"]))
+        record.pop("fingerprint")
         record.pop("config")
     store.path.write_text("".join(json.dumps(r) + "\n" for r in records), "utf-8")
+    traces = list(store.traces.records())
+    store.traces.path.unlink()
+    for trace in traces:
+        store.traces.append(trace["key"], None, trace["events"])
     store.manifest_path.unlink(missing_ok=True)
 
 
