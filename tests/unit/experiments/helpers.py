@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from guardsearch.core.messages import ModelRequest
+from guardsearch.experiments.executors import LocalExecutor
 from guardsearch.experiments.trial import TrialResult
 from guardsearch.models.replay import ReplayModel
 from guardsearch.models.scripted import ScriptedModel
@@ -76,3 +77,14 @@ def result(
     }
     fields.update(extra)
     return TrialResult(**fields)
+
+
+class CountingExecutor(LocalExecutor):
+    """The local executor, remembering the keys of the trials it ran."""
+
+    def __init__(self) -> None:
+        self.ran: list[str] = []
+
+    def run(self, specs: Any, on_result: Any) -> None:
+        self.ran += [s.key for s in specs]
+        super().run(specs, on_result)

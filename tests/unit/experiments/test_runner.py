@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import CountingExecutor
 
 from guardsearch.core.errors import ConfigError
 from guardsearch.experiments import ExperimentConfig, ExperimentRunner, JsonlResults
@@ -26,15 +27,6 @@ def config(tmp_path: Path, model: str, **overrides: Any) -> ExperimentConfig:
     }
     data.update(overrides)
     return ExperimentConfig.parse(data)
-
-
-class CountingExecutor(LocalExecutor):
-    def __init__(self) -> None:
-        self.ran: list[str] = []
-
-    def run(self, specs: Any, on_result: Any) -> None:
-        self.ran += [s.key for s in specs]
-        super().run(specs, on_result)
 
 
 def test_deterministic_methods_run_once_at_the_largest_budget(

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import CountingExecutor
 from typer.testing import CliRunner
 
 from guardsearch.cli import app
@@ -92,15 +93,6 @@ def config(tmp_path: Path, model: str) -> ExperimentConfig:
             "out": str(tmp_path / "out"),
         }
     )
-
-
-class CountingExecutor(LocalExecutor):
-    def __init__(self) -> None:
-        self.ran: list[str] = []
-
-    def run(self, specs: Any, on_result: Any) -> None:
-        self.ran += [s.key for s in specs]
-        super().run(specs, on_result)
 
 
 def test_a_run_killed_while_writing_a_trace_resumes_with_that_trial(
