@@ -5,6 +5,7 @@ The public API lives here; everything else is an implementation detail.
 
 from importlib.metadata import PackageNotFoundError, version
 
+from guardsearch import registry
 from guardsearch.core import (
     Artifact,
     Budget,
@@ -55,9 +56,13 @@ from guardsearch.models import (
     allow_real_models,
     model_from_spec,
 )
+from guardsearch.prompts import PromptTemplate
 from guardsearch.search import SearchResult, StepSpace, search, search_sync
-from guardsearch.steps import PromptTemplate, Step, StepOutcome, attempt_step, run_step
+from guardsearch.steps import Step, StepOutcome, attempt_step, run_step
 from guardsearch.sync import run_sync
+
+# The built-in apps register when first looked up (guardsearch.registry).
+registry.builtin_apps("guardsearch.apps")
 
 run_step_sync = run_sync(run_step)
 

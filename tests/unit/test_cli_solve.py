@@ -13,7 +13,7 @@ from guardsearch.apps.game24 import check_answer, default_options, parse_numbers
 from guardsearch.apps.game24 import solve as solve_module
 from guardsearch.apps.game24.solve import CONSENSUS_TEMPERATURE
 from guardsearch.cli import app
-from guardsearch.runs import build_app
+from guardsearch.registry import build_app
 from guardsearch.search import ConsensusOptions
 
 runner = CliRunner()

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from guardsearch import ConfigError, Context, PromptTemplate
-from guardsearch.steps import prompt
+from guardsearch.prompts import prompt
 
 CTX = Context(objective="List three primary colours")
 

@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from guardsearch.cli.apps import apps, start
 from guardsearch.cli.ask import ask
 from guardsearch.cli.bench import bench_app
 from guardsearch.cli.corpus import corpus_app
@@ -54,7 +55,9 @@ app.command()(serve)
 app.command()(plan)
 app.add_typer(solve_app, name="solve")
 app.add_typer(corpus_app, name="corpus")
+runs_app.command()(start)
 app.add_typer(runs_app, name="runs")
+app.command()(apps)
 app.command()(lock)
 app.add_typer(bench_app, name="bench")
 

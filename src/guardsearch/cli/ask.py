@@ -17,7 +17,7 @@ from guardsearch.core.events import Trace
 from guardsearch.guards.schema import load_schema_file
 from guardsearch.models.metered import Metered
 from guardsearch.models.spec import model_from_spec
-from guardsearch.steps.prompt import PromptTemplate
+from guardsearch.prompts import PromptTemplate
 from guardsearch.steps.step import Step, run_step
 from guardsearch.store.jsonl import JsonlSink
 

@@ -1,4 +1,7 @@
-"""`guardsearch runs list|show|export|view|resume|cancel`: durable runs from the command line."""
+"""`guardsearch runs list|show|export|view|resume|cancel`: durable runs from the command line.
+
+`runs start` (guardsearch.cli.apps) starts one.
+"""
 
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ from guardsearch.core.events import Trace
 from guardsearch.store.base import STATUSES, RunRecord, RunStore
 
 runs_app = typer.Typer(
-    help="Durable runs: list, show, export, view, resume, cancel.", no_args_is_help=True
+    help="Durable runs: start, list, show, export, view, resume, cancel.", no_args_is_help=True
 )
 
 EXIT_PAUSED = 3

@@ -1,8 +1,9 @@
 """Suite: what an experiment runs — its problems and its methods, by name.
 
-The runner is generic: a suite (the Game of 24 today, plans tomorrow) lists problems
-and runs one method on one problem with a metered model. Suites are named in configs
-by a short alias or a dotted path `package.module:attribute`.
+The runner is generic: a suite (the Game of 24, the plan pipelines) lists problems
+and runs one method on one problem with a metered model. Configs name a suite by its
+app's registered name (`game24`, `plan`: the app's `suite`, guardsearch.registry) or
+by a dotted path `package.module:attribute`.
 """
 
 from __future__ import annotations
@@ -13,9 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from guardsearch.core.errors import ConfigError
 from guardsearch.models.metered import Metered
-
-# Short names for the suites that ship with the package.
-SUITES = {"game24": "guardsearch.apps.game24.suite:suite"}
+from guardsearch.registry import app_names, get_app
 
 
 @dataclass(frozen=True)
@@ -60,16 +59,29 @@ class Suite(Protocol):
         ...
 
 
+def suite_names() -> list[str]:
+    """The registered apps that have an experiment suite."""
+    return [name for name in app_names() if get_app(name).suite is not None]
+
+
 def resolve_suite(name: str) -> Suite:
-    """A suite by alias (`game24`) or dotted path (`pkg.module:attr`)."""
-    target = SUITES.get(name, name)
-    module_name, sep, attr = target.partition(":")
+    """A suite by app name (`game24`) or dotted path (`pkg.module:attr`)."""
+    module_name, sep, attr = name.partition(":")
     if not sep:
-        raise ConfigError(f"unknown suite {name!r}; use {', '.join(SUITES)} or pkg.module:attr")
-    try:
-        found = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as exc:
-        raise ConfigError(f"cannot load suite {name!r}: {exc}") from exc
+        try:
+            suite_of = get_app(name).suite
+        except ConfigError:
+            suite_of = None
+        if suite_of is None:
+            raise ConfigError(
+                f"unknown suite {name!r}; use {', '.join(suite_names())} or pkg.module:attr"
+            )
+        found = suite_of()
+    else:
+        try:
+            found = getattr(importlib.import_module(module_name), attr)
+        except (ImportError, AttributeError) as exc:
+            raise ConfigError(f"cannot load suite {name!r}: {exc}") from exc
     suite = found() if isinstance(found, type) else found
     if not isinstance(suite, Suite):
         raise ConfigError(f"{name!r} is not a suite (needs problems, run, deterministic)")

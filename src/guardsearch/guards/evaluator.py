@@ -34,7 +34,7 @@ from guardsearch.guards.composite import Member, member
 from guardsearch.guards.parse import parse_json
 from guardsearch.models.base import Model
 from guardsearch.models.metered import Metered
-from guardsearch.steps.prompt import PromptTemplate
+from guardsearch.prompts import PromptTemplate
 
 _ACTIVE: ContextVar[Metered | None] = ContextVar("guardsearch_active_model", default=None)
 _CANDIDATE_CHARS = 4000

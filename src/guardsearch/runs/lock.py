@@ -22,7 +22,7 @@ from typing import Any
 
 from guardsearch.core.digest import stable_digest
 from guardsearch.core.errors import ConfigError
-from guardsearch.runs.apps import AppSetup, build_app
+from guardsearch.registry import AppSetup, build_app
 from guardsearch.runs.spec import RunSpec
 from guardsearch.search.space import SearchSpace
 

@@ -34,7 +34,7 @@ from guardsearch.core.errors import ConfigError, GuardsearchError
 from guardsearch.core.events import Event, Trace
 from guardsearch.models.base import Model
 from guardsearch.models.spec import model_from_spec
-from guardsearch.runs.apps import build_app
+from guardsearch.registry import build_app
 from guardsearch.runs.checkpoint import Checkpointer, load_state
 from guardsearch.runs.lock import check_lock, fingerprint
 from guardsearch.runs.memo import MemoModel

@@ -47,7 +47,7 @@ from guardsearch.guards.evaluator import resolve_model
 from guardsearch.guards.parse import parse_json
 from guardsearch.models.base import Model
 from guardsearch.models.metered import Metered
-from guardsearch.steps.prompt import PromptTemplate
+from guardsearch.prompts import PromptTemplate
 
 GIVE_UP = -1
 

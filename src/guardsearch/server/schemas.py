@@ -119,13 +119,17 @@ class SolveBudget(BaseModel):
 
 
 class SolveRequest(BaseModel):
-    """`POST /solve`: run a guarded search of a built-in app on one problem."""
+    """`POST /solve`: run a guarded search of a registered app on one problem."""
 
     model_config = ConfigDict(extra="forbid")
 
-    app: str = Field(default="game24", max_length=64, description="A built-in search app.")
+    app: str = Field(
+        default="game24", max_length=64, description="A registered search app (game24, plan)."
+    )
     problem: dict[str, Any] = Field(description='The app\'s problem, e.g. {"numbers": "4 5 6 10"}.')
-    strategy: str = Field(default="astar", max_length=32, description="dfs, beam, astar, ...")
+    strategy: str | None = Field(
+        default=None, max_length=32, description="dfs, beam, astar, ... (default: the app's)."
+    )
     options: dict[str, Any] = Field(
         default_factory=dict, description='Strategy options, e.g. {"width": 5}.'
     )

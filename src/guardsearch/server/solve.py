@@ -1,6 +1,6 @@
-"""`POST /solve`: one guarded search of a built-in app (game24, ...) behind HTTP.
+"""`POST /solve`: one guarded search of a registered app (game24, plan, ...) behind HTTP.
 
-Only apps registered by name are served: an import path (`package.module:build`)
+Only apps registered by name (and `served`) are served: an import path (`package.module:build`)
 would let a request load arbitrary code. The budget is capped by the server so one
 request cannot hold the model for long.
 """
@@ -12,7 +12,7 @@ import time
 from guardsearch.core.errors import ConfigError, ModelError
 from guardsearch.loops.research.schemas import ErrorResponse
 from guardsearch.models.base import Model
-from guardsearch.runs.apps import app_names, build_app
+from guardsearch.registry import app_names, build_app, get_app
 from guardsearch.runs.runner import summarize
 from guardsearch.runs.spec import RunSpec
 from guardsearch.search import search
@@ -24,13 +24,19 @@ MAX_SOLVE_CALLS = 200
 CODE_OPTIONS = frozenset({"should_stop", "summarizer", "heuristic", "cost", "budgets"})
 
 
+def served_apps() -> list[str]:
+    """The registered apps a request may name (`App.served`)."""
+    return [name for name in app_names() if get_app(name).served]
+
+
 def check_request(body: SolveRequest, max_calls: int = MAX_SOLVE_CALLS) -> RunSpec:
     """The request as a RunSpec, or a ConfigError saying what is wrong with it."""
-    if body.app not in app_names():
-        raise ConfigError(f"unknown app {body.app!r}; choose one of {', '.join(app_names())}")
-    if body.strategy not in strategy_names():
+    if body.app not in served_apps():
+        raise ConfigError(f"unknown app {body.app!r}; choose one of {', '.join(served_apps())}")
+    strategy = body.strategy or get_app(body.app).strategy
+    if strategy not in strategy_names():
         raise ConfigError(
-            f"unknown strategy {body.strategy!r}; choose one of {', '.join(strategy_names())}"
+            f"unknown strategy {strategy!r}; choose one of {', '.join(strategy_names())}"
         )
     for key, value in body.options.items():
         if key in CODE_OPTIONS or not isinstance(value, str | int | float | bool):
@@ -42,7 +48,7 @@ def check_request(body: SolveRequest, max_calls: int = MAX_SOLVE_CALLS) -> RunSp
     return RunSpec(
         app=body.app,
         problem=body.problem,
-        strategy=body.strategy,
+        strategy=strategy,
         options=body.options,
         budget=body.budget.model_dump(exclude_none=True),
         model="served",

@@ -1,6 +1,5 @@
-"""Guarded steps and prompt templates."""
+"""Guarded steps: prompt -> model -> parse -> guard -> retry."""
 
-from guardsearch.steps.prompt import PromptTemplate, prompt
 from guardsearch.steps.step import (
     Attempt,
     Step,
@@ -14,13 +13,11 @@ from guardsearch.steps.step import (
 
 __all__ = [
     "Attempt",
-    "PromptTemplate",
     "Step",
     "StepOutcome",
     "as_metered",
     "attempt_step",
     "judge",
     "make_artifact",
-    "prompt",
     "run_step",
 ]

@@ -28,7 +28,7 @@ from guardsearch.guards.parse import parse_json, parse_text
 from guardsearch.guards.schema import SchemaGuard, SchemaLike
 from guardsearch.models.base import Model
 from guardsearch.models.metered import Metered
-from guardsearch.steps.prompt import PromptTemplate, prompt
+from guardsearch.prompts import PromptTemplate, prompt
 
 Parser = Callable[[str], Any]
 

@@ -16,7 +16,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "search"))
 from search_helpers import CountingSpace, path_of, pipeline, step_of
 
 from guardsearch import Artifact, Context, GuardResult, ModelRequest, Step
-from guardsearch.runs import AppSetup, InputNeeded
+from guardsearch.registry import AppSetup
+from guardsearch.runs import InputNeeded
 from guardsearch.search import StepSpace
 
 STRATEGIES = ["dfs", "bfs", "beam", "astar", "best_first", "refine", "consensus"]

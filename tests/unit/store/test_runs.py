@@ -204,7 +204,7 @@ async def test_a_locked_resume_is_refused_when_the_solver_changed(
 
 CUSTOM_SOLVER = """
 from guardsearch import Step
-from guardsearch.runs import AppSetup
+from guardsearch.registry import AppSetup
 from guardsearch.search import StepSpace
 
 PROMPT = "STEP:analysis Analyse the release."

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from guardsearch.apps.find.spec import forms
 from guardsearch.corpus.query import terms
 from guardsearch.loops.review.reflection import Reflection
-from guardsearch.steps.prompt import PromptTemplate
+from guardsearch.prompts import PromptTemplate
 from guardsearch.steps.step import Step
 
 Domain = Literal["art", "people", "places", "science", "general"]

@@ -2,8 +2,11 @@
 
 from guardsearch.apps.game24 import solve_game24_sync
 solve_game24_sync("4 5 6 10", strategy="astar", model="embedded")
+
+Importing the package registers the app `game24` (guardsearch.registry).
 """
 
+from guardsearch.apps.game24.app import APP
 from guardsearch.apps.game24.arith import check_answer, parse_numbers, solvable
 from guardsearch.apps.game24.solve import (
     DEFAULT_BUDGET_CALLS,
@@ -17,6 +20,7 @@ from guardsearch.apps.game24.solve import (
 from guardsearch.apps.game24.space import Game24Space, step_schema
 
 __all__ = [
+    "APP",
     "DEFAULT_BUDGET_CALLS",
     "DEFAULT_STRATEGY",
     "Game24Space",

@@ -33,11 +33,11 @@ from guardsearch.core.errors import BudgetExceeded
 from guardsearch.core.guard_result import Check, GuardResult
 from guardsearch.core.messages import ModelRequest
 from guardsearch.models.metered import Metered
+from guardsearch.prompts import PromptTemplate
 from guardsearch.search.node import Node
 from guardsearch.search.result import SearchResult
 from guardsearch.search.run import search
 from guardsearch.search.space import Proposal
-from guardsearch.steps.prompt import PromptTemplate
 
 # ToT's value mapping (`value_map` in tot/tasks/game24.py).
 TOT_VALUES = {"sure": 20.0, "likely": 1.0, "impossible": 0.001}

@@ -46,9 +46,9 @@ from guardsearch.guards.evaluator import resolve_model
 from guardsearch.guards.parse import parse_json
 from guardsearch.models.base import Model
 from guardsearch.models.metered import Metered
+from guardsearch.prompts import PromptTemplate
 from guardsearch.search.node import Node
 from guardsearch.search.space import BaseSpace, Proposal, Root
-from guardsearch.steps.prompt import PromptTemplate
 
 _NUM = r"-?\d+(?:/\d+)?(?:\.\d+)?"
 _STEP = re.compile(

@@ -5,8 +5,10 @@
 
 A plan is a contingent JSON DAG (`Plan`); guards at three levels judge it against
 the problem's facts and actions, and their feedback steers the DFS (docs/plan.md).
+Importing the package registers the app `plan` (guardsearch.registry).
 """
 
+from guardsearch.apps.plan.app import APP
 from guardsearch.apps.plan.guards import (
     LEVELS,
     ExpansivePlanGuard,
@@ -44,11 +46,13 @@ from guardsearch.apps.plan.solve import (
     plan_problem,
     plan_problem_sync,
     plan_search,
+    plan_space,
 )
 from guardsearch.apps.plan.space import SEARCH_BUDGETS, STEP_NAMES, PlanSpace, plan_step
 from guardsearch.apps.plan.traces import MAX_EXPLORATIONS, explore, run_main_line
 
 __all__ = [
+    "APP",
     "CATEGORIES",
     "DEFAULT_BUDGET_CALLS",
     "DEFAULT_PIPELINE",
@@ -79,6 +83,7 @@ __all__ = [
     "plan_problem_sync",
     "plan_schema",
     "plan_search",
+    "plan_space",
     "plan_step",
     "problems",
     "reference_plan",

@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 from guardsearch.apps.plan.guards import LEVELS
-from guardsearch.apps.plan.pipelines import get_pipeline
+from guardsearch.apps.plan.pipelines import Pipeline, get_pipeline
 from guardsearch.apps.plan.problems import PlanProblem, get_problem
 from guardsearch.apps.plan.report import result_dict
 from guardsearch.apps.plan.space import FREE_TASK_NOTE, PlanSpace
@@ -52,6 +52,29 @@ def resolve_guard_level(problem: PlanProblem | None, guard_level: str | None) ->
     return "minimal"
 
 
+def plan_space(
+    problem: PlanProblem | None,
+    pipeline: Pipeline,
+    *,
+    task: str | None = None,
+    guard_level: str | None = None,
+    window: int | None = None,
+    max_explorations: int = MAX_EXPLORATIONS,
+) -> PlanSpace:
+    """The space `pipeline` searches for `problem` (None: the free task `task`)."""
+    if problem is None and not (task and task.strip()):
+        raise ConfigError("a free task needs its text (task=...), or give a problem")
+    return PlanSpace.build(
+        problem,
+        pipeline.steps,
+        guard_level=resolve_guard_level(problem, guard_level),
+        task=task,
+        budgets=pipeline.budgets(),
+        window=window,
+        max_explorations=max_explorations,
+    )
+
+
 async def plan_search(
     problem: PlanProblem | None,
     *,
@@ -69,15 +92,12 @@ async def plan_search(
     """Run `pipeline` on `problem` (None: the free task `task`); the SearchResult
     (tree, trace, usage) for analysis."""
     chosen = get_pipeline(pipeline)
-    if problem is None and not (task and task.strip()):
-        raise ConfigError("a free task needs its text (task=...), or give a problem")
     options.setdefault("temperature", DEFAULT_TEMPERATURE)
-    space = PlanSpace.build(
+    space = plan_space(
         problem,
-        chosen.steps,
-        guard_level=resolve_guard_level(problem, guard_level),
+        chosen,
         task=task,
-        budgets=chosen.budgets(),
+        guard_level=guard_level,
         window=window,
         max_explorations=max_explorations,
     )

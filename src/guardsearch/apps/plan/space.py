@@ -42,10 +42,10 @@ from guardsearch.core.context import Context
 from guardsearch.core.errors import ConfigError
 from guardsearch.core.messages import ModelRequest
 from guardsearch.guards.parse import parse_json
+from guardsearch.prompts import PromptTemplate
 from guardsearch.search.node import Node
 from guardsearch.search.pipeline import StepSpace
 from guardsearch.search.space import Proposal
-from guardsearch.steps.prompt import PromptTemplate
 from guardsearch.steps.step import Step
 
 STEP_NAMES: tuple[str, ...] = ("analysis", "recon", "strategy", "plan")

@@ -21,7 +21,7 @@ from guardsearch.guards.base import GuardFn
 from guardsearch.loops.inner_outer.plan import Evaluation, ProbePlan
 from guardsearch.loops.inner_outer.policy import ProbeState
 from guardsearch.models.metered import Metered
-from guardsearch.steps.prompt import PromptTemplate
+from guardsearch.prompts import PromptTemplate
 from guardsearch.steps.step import Step, run_step
 
 Word = Annotated[str, Field(min_length=2, max_length=30)]

@@ -28,7 +28,7 @@ from guardsearch.core.context import Context
 from guardsearch.core.errors import ConfigError, StepFailed
 from guardsearch.corpus.query import terms
 from guardsearch.models.metered import Metered
-from guardsearch.steps.prompt import PromptTemplate
+from guardsearch.prompts import PromptTemplate
 from guardsearch.steps.step import Step, run_step
 
 _MARKER = re.compile(r"\[\s*(\d{1,3})\s*\]")

@@ -18,7 +18,7 @@ from guardsearch.corpus.query import terms
 from guardsearch.loops.research.citations import SupportJudge, plain, verify_citations
 from guardsearch.loops.research.config import ResearchConfig
 from guardsearch.loops.research.schemas import PlanDraft, ReflectionDraft, SynthesisDraft
-from guardsearch.steps.prompt import PromptTemplate
+from guardsearch.prompts import PromptTemplate
 from guardsearch.steps.step import Step
 
 DEGRADED_NOTE = "Search capabilities were limited; answer is based on partial information."
