@@ -27,9 +27,6 @@ KNOWN_VIOLATIONS: dict[str, str] = {
 # empties this list). A name that is no longer duplicated fails the test until removed.
 KNOWN_DUPLICATE_CLASSES = {
     "MemoModel",  # runs/memo.py, apps/plan/memo.py: issue 15, one CachedModel
-    "PlanDraft",  # loops/research/schemas.py, apps/probe/planner.py: issue 15
-    "Problem",  # experiments/suite.py, apps/plan/problems.py: issue 15
-    "SearchResult",  # search/result.py, loops/research/state.py: issue 15, one Source type
 }
 
 
