@@ -39,7 +39,6 @@ from typing import Any
 from guardsearch.apps.probe import probe
 from guardsearch.core.context import Context
 from guardsearch.corpus import open_index
-from guardsearch.loops.inner_outer import ControlBudget
 from guardsearch.models.spec import model_from_spec
 from guardsearch.steps.step import Step, run_step
 
@@ -90,7 +89,8 @@ async def one(topic: str, patterns: list[str], model: Any, index: Any, baseline:
         model=model,
         index=index,
         baseline=baseline,
-        budget=ControlBudget(outer_calls=3, inner_probes=12),
+        budget=3,
+        inner_budget=12,
         max_results=10,
     )
     seconds = time.perf_counter() - started

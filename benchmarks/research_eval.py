@@ -37,6 +37,7 @@ from typing import Any
 
 from guardsearch.corpus import open_index, wikipedia
 from guardsearch.loops.research import AgentResponse, ResearchConfig, ResearchLoop
+from guardsearch.loops.research.config import default_budget
 from guardsearch.models.spec import model_from_spec
 from guardsearch.tools import CorpusProvider
 
@@ -274,6 +275,7 @@ def main() -> None:
     if args.retrieval_only:
         return
     config = ResearchConfig.from_env(tier=args.tier)
+    budget = default_budget().allowance
     chosen = model_set(questions, args.limit)
     rows = asyncio.run(evaluate(chosen, args.model, config))
     report = {
@@ -281,8 +283,8 @@ def main() -> None:
         "date": time.strftime("%Y-%m-%d"),
         "machine": f"{platform.machine()}, {_cpus()} CPU(s), Python {platform.python_version()}",
         "config": f"tier={args.tier}, support={config.support}, "
-        f"max_execution_time_s={config.max_execution_time_s}, "
-        f"token_budget={config.token_budget}",
+        f"max_execution_time_s={budget.seconds}, "
+        f"token_budget={budget.tokens}",
         "summary": summarise(rows),
         "retrieval_only": retrieval,
         "rows": rows,

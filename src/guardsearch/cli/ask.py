@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from guardsearch.cli.output import err, exit_for, fail, out, print_json, progress_printer
-from guardsearch.core.budget import Budget, max_calls
+from guardsearch.core.budget import Budget
 from guardsearch.core.context import Context
 from guardsearch.core.errors import GuardsearchError, StepFailed
 from guardsearch.core.events import Trace
@@ -52,7 +52,7 @@ def ask(
     sink = JsonlSink(trace) if trace else None
     if sink:
         events.subscribe(sink)
-    metered = Metered(chosen, Budget(max_calls(budget_calls) if budget_calls else None), events)
+    metered = Metered(chosen, Budget.of(calls=budget_calls), events)
     started = time.perf_counter()
     result: dict[str, Any] = {"model": chosen.name}
     code = 0

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from guardsearch.cli.output import err, exit_for, fail, out, print_json, traced
+from guardsearch.core.budget import Budget
 from guardsearch.core.errors import GuardsearchError
 from guardsearch.core.events import Event, Subscriber
 from guardsearch.loops.review import ReviewConfig, ReviewRun, write_transcript
@@ -106,12 +107,8 @@ def find(
         thresholds = DomainThresholds()
         if threshold is not None:
             thresholds = DomainThresholds(dict.fromkeys(thresholds.values, threshold), threshold)
-        config = ReviewConfig(
-            max_attempts=max_attempts,
-            min_items=min_items,
-            max_calls=max_calls,
-            thresholds=thresholds,
-        )
+        config = ReviewConfig(max_attempts=max_attempts, min_items=min_items, thresholds=thresholds)
+        budget = Budget.of(calls=max_calls)
         backend = model_from_spec(model)
     except GuardsearchError as exc:
         fail(str(exc), 2 if not request.strip() else exit_for(exc), as_json=as_json)
@@ -121,6 +118,7 @@ def find(
                 find_items(
                     request,
                     model=backend,
+                    budget=budget,
                     min_items=min_items,
                     config=config,
                     use_judge=judge,

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from guardsearch.cli.output import err, exit_for, fail, out, print_json, progress_printer
+from guardsearch.core.budget import Budget
 from guardsearch.core.errors import GuardsearchError
 from guardsearch.core.events import Trace
 from guardsearch.store.jsonl import JsonlSink
@@ -133,7 +134,7 @@ def plan(
                 task=task,
                 pipeline=pipeline,
                 model=model,
-                budget_calls=budget_calls,
+                budget=Budget.of(calls=budget_calls),
                 guard_level=guard_level,
                 heuristic=heuristic,
                 trace=events,

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from guardsearch.cli.output import err, exit_for, fail, out, print_json, traced
+from guardsearch.core.budget import Budget
 from guardsearch.core.errors import ConfigError, GuardsearchError
 from guardsearch.core.events import Event, Subscriber
 
@@ -50,7 +51,7 @@ def probe(
 ) -> None:
     """Search the corpus with a model planner around a deterministic probe policy."""
     from guardsearch.apps.probe import probe as run_probe
-    from guardsearch.loops.inner_outer import ControlBudget, draw_timeline
+    from guardsearch.loops.inner_outer import draw_timeline
 
     try:
         if not topic.strip():
@@ -60,7 +61,7 @@ def probe(
         from guardsearch.models.spec import model_from_spec
 
         backend = model_from_spec(model)
-        budget = ControlBudget(outer_calls=outer_calls, inner_probes=inner_probes)
+        outer, inner = Budget.of(calls=outer_calls), Budget.of(calls=inner_probes)
     except GuardsearchError as exc:
         fail(str(exc), exit_for(exc), as_json=as_json)
     with traced(_narrator(quiet or as_json), trace) as events:
@@ -70,7 +71,8 @@ def probe(
                     topic,
                     model=backend,
                     baseline=baseline,
-                    budget=budget,
+                    budget=outer,
+                    inner_budget=inner,
                     trace=events,
                     max_results=max_results,
                 )

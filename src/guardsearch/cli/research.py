@@ -9,9 +9,10 @@ from typing import Annotated
 import typer
 
 from guardsearch.cli.output import err, exit_for, fail, out, print_json, traced
+from guardsearch.core.budget import Budget
 from guardsearch.core.errors import GuardsearchError
 from guardsearch.core.events import Event, Subscriber
-from guardsearch.loops.research.config import ResearchConfig
+from guardsearch.loops.research.config import ResearchConfig, default_budget
 from guardsearch.loops.research.orchestrator import ResearchLoop
 from guardsearch.loops.research.schemas import AgentResponse
 
@@ -65,7 +66,7 @@ def research(
         int | None, typer.Option(min=1, help="New sources per iteration.")
     ] = None,
     max_time: Annotated[
-        float | None, typer.Option("--max-time", min=1, help="max_execution_time_s of the loop.")
+        float | None, typer.Option("--max-time", min=1, help="Seconds the loop may take.")
     ] = None,
     token_budget: Annotated[int | None, typer.Option(min=500, help="Token budget.")] = None,
     support: Annotated[
@@ -88,17 +89,16 @@ def research(
             max_iters=max_iters,
             max_queries=max_queries,
             max_sources=max_sources,
-            max_execution_time_s=max_time,
-            token_budget=token_budget,
             support=support,
         )
+        budget = Budget.of(default_budget(), tokens=token_budget, seconds=max_time)
         loop = ResearchLoop(
             model=model_from_spec(model), providers=providers_from_specs(specs), config=config
         )
     except GuardsearchError as exc:
         fail(str(exc), exit_for(exc), as_json=as_json)
     with traced(_narrator(quiet or as_json), trace) as events:
-        run = asyncio.run(loop.run(question, trace=events))
+        run = asyncio.run(loop.run(question, budget=budget, trace=events))
     response = run.response
     if as_json:
         print_json(response.model_dump(mode="json", exclude_none=True))

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from guardsearch.cli.output import err, exit_for, fail, out, print_json, progress_printer, traced
+from guardsearch.core.budget import Budget
 from guardsearch.core.errors import GuardsearchError
 from guardsearch.search.strategies import strategy_names
 
@@ -104,9 +105,7 @@ def game24(
                     numbers,
                     strategy=strategy,
                     model=model,
-                    budget_calls=budget_calls,
-                    budget_tokens=budget_tokens,
-                    seconds=seconds,
+                    budget=Budget.of(calls=budget_calls, tokens=budget_tokens, seconds=seconds),
                     value=value,
                     trace=events,
                     **options,

@@ -2,7 +2,9 @@
 
 from guardsearch.core.artifact import Artifact
 from guardsearch.core.budget import (
+    Allowance,
     Budget,
+    BudgetLike,
     BudgetState,
     Limit,
     Reservation,
@@ -31,9 +33,11 @@ from guardsearch.core.source import Source
 from guardsearch.core.usage import Usage
 
 __all__ = [
+    "Allowance",
     "Artifact",
     "Budget",
     "BudgetExceeded",
+    "BudgetLike",
     "BudgetState",
     "Check",
     "Completion",

@@ -1,8 +1,12 @@
 """Budgets: small composable limits, checked *before* each expensive call.
 
-Limits combine like tenacity's stop conditions::
+`Budget.of` is the one way numbers become a budget; it takes what httpx's `Timeout`
+takes in spirit: a number, keywords, a limit, or a budget (returned as it is)::
 
-    budget = Budget(max_calls(30) | max_tokens(50_000) | deadline(120))
+    Budget.of(30)                                      # 30 model calls
+    Budget.of(calls=30, tokens=50_000, seconds=120)    # any of calls, tokens, seconds, cost
+    Budget.of(max_calls(30) | my_limit)                # composite limits combine with |
+    Budget.of(existing)                                # the same ledger, shared
 
 Every model call goes reserve -> execute -> reconcile: `reserve()` books an upper
 bound of what the call may cost (prompt estimate + the completion tokens it is
@@ -14,9 +18,11 @@ counted against the limits too, concurrent calls can never overrun a limit.
 from __future__ import annotations
 
 import itertools
+import math
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from typing import TypeAlias
 
 from guardsearch.core.errors import BudgetExceeded, ConfigError
 from guardsearch.core.usage import ZERO, Usage
@@ -195,6 +201,72 @@ def deadline(seconds: float) -> Limit:
     return _Deadline(seconds)
 
 
+@dataclass(frozen=True, kw_only=True)
+class Allowance:
+    """Amounts of the four budgeted resources; None means not limited."""
+
+    calls: int | None = None
+    tokens: int | None = None
+    seconds: float | None = None
+    cost: float | None = None
+
+    def as_dict(self) -> dict[str, float | None]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+# Which limit type stands for which Allowance field, and how to build it.
+_CAPS: dict[str, tuple[type[Limit], Callable[..., Limit]]] = {
+    "calls": (_MaxCalls, max_calls),
+    "tokens": (_MaxTokens, max_tokens),
+    "seconds": (_Deadline, deadline),
+    "cost": (_MaxCost, max_cost),
+}
+
+
+def _members(limit: Limit | None) -> list[Limit]:
+    if limit is None:
+        return []
+    return list(limit.members) if isinstance(limit, AnyLimit) else [limit]
+
+
+def _cap_value(limit: Limit) -> float:
+    if isinstance(limit, _MaxCalls | _MaxTokens):
+        return limit.n
+    if isinstance(limit, _MaxCost):
+        return limit.dollars
+    assert isinstance(limit, _Deadline)
+    return limit.seconds
+
+
+def _checked(name: str, value: object) -> int | float:
+    """A cap as given by a user: a number >= 0 (a whole one for calls and tokens)."""
+    whole = name in ("calls", "tokens")
+    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
+        raise ConfigError(f"budget {name} must be a number >= 0, got {value!r}")
+    if value < 0:
+        raise ConfigError(f"budget {name} must be >= 0, got {value!r}")
+    if whole and not float(value).is_integer():
+        raise ConfigError(f"budget {name} must be a whole number, got {value!r}")
+    return int(value) if whole else value
+
+
+def _with_caps(limit: Limit | None, caps: Mapping[str, object]) -> Limit | None:
+    """`limit` with the given caps replacing its own caps of the same kind (the standard
+    caps first, in the order calls, tokens, seconds, cost; other limits after them)."""
+    given = {name: _checked(name, v) for name, v in caps.items() if v is not None}
+    standard: list[Limit] = []
+    for name, (kind, build) in _CAPS.items():
+        if name in given:
+            standard.append(build(given[name]))
+        else:
+            standard += [m for m in _members(limit) if isinstance(m, kind)]
+    kinds = tuple(kind for kind, _ in _CAPS.values())
+    members = [*standard, *(m for m in _members(limit) if not isinstance(m, kinds))]
+    if not members:
+        return None
+    return members[0] if len(members) == 1 else AnyLimit(tuple(members))
+
+
 @dataclass(frozen=True)
 class Reservation:
     """A booked upper bound for one call; hand it back to `Budget.reconcile`."""
@@ -223,6 +295,98 @@ class Budget:
         self._limit = as_limit(self.limit) if self.limit is not None else None
         if self._started < 0:
             self._started = self.clock()
+
+    @classmethod
+    def of(
+        cls,
+        value: BudgetLike = None,
+        /,
+        *,
+        calls: int | None = None,
+        tokens: int | None = None,
+        seconds: float | None = None,
+        cost: float | None = None,
+        clock: Callable[[], float] | None = None,
+    ) -> Budget:
+        """The one way to turn numbers into a Budget.
+
+        `value` is None (no limit but the keywords), an int (that many calls), a mapping
+        with the keys calls/tokens/seconds/cost (JSON), a `Limit` or limit function, or
+        a Budget. A Budget with no keywords is returned as it is (one ledger, shared);
+        with keywords (or a `clock`) the result is a new ledger with the budget's limits
+        and the keywords replacing the caps they name. Anything else is a ConfigError.
+        """
+        caps: dict[str, object] = {
+            "calls": calls,
+            "tokens": tokens,
+            "seconds": seconds,
+            "cost": cost,
+        }
+        base: Limit | None = None
+        if isinstance(value, Budget):
+            if clock is None and all(v is None for v in caps.values()):
+                return value
+            base, clock = value._limit, clock or value.clock
+        elif isinstance(value, Mapping):
+            unknown = set(value) - set(_CAPS)
+            if unknown:
+                raise ConfigError(
+                    f"unknown budget key(s) {', '.join(sorted(map(str, unknown)))}; "
+                    f"use {', '.join(_CAPS)}"
+                )
+            caps = {k: v if v is not None else value.get(k) for k, v in caps.items()}
+        elif isinstance(value, int) and not isinstance(value, bool):
+            if calls is not None:
+                raise ConfigError("budget calls given twice (as a number and as calls=)")
+            caps["calls"] = value
+        elif isinstance(value, Limit) or (callable(value) and not isinstance(value, type)):
+            base = as_limit(value)
+        elif value is not None:
+            raise ConfigError(
+                f"not a budget: {value!r}; give a number of calls, calls=/tokens=/seconds=/"
+                "cost=, a mapping of those, a Limit or a Budget"
+            )
+        limit = _with_caps(base, caps)
+        return cls(limit) if clock is None else cls(limit, clock=clock)
+
+    @property
+    def allowance(self) -> Allowance:
+        """The budget's caps (the tightest of each kind; None where nothing limits it)."""
+        found: dict[str, float] = {}
+        for member in _members(self._limit):
+            for name, (kind, _) in _CAPS.items():
+                if isinstance(member, kind):
+                    value = _cap_value(member)
+                    found[name] = min(found.get(name, value), value)
+        return Allowance(
+            calls=int(found["calls"]) if "calls" in found else None,
+            tokens=int(found["tokens"]) if "tokens" in found else None,
+            seconds=found.get("seconds"),
+            cost=found.get("cost"),
+        )
+
+    def remaining(self) -> Allowance:
+        """What is left of each cap after what was used and reserved (None: unlimited)."""
+        cap, state = self.allowance, self.state()
+        spent = state.committed
+        return Allowance(
+            calls=None if cap.calls is None else max(0, cap.calls - spent.calls),
+            tokens=None if cap.tokens is None else max(0, cap.tokens - spent.total_tokens),
+            seconds=None if cap.seconds is None else max(0.0, cap.seconds - state.elapsed_s),
+            cost=None if cap.cost is None else max(0.0, cap.cost - spent.cost),
+        )
+
+    def affords(self, estimate: Usage, reserve: Usage = ZERO) -> bool:
+        """Could `estimate` be spent now and `reserve` still be left for what must follow?
+
+        The loops ask this before one more round: `reserve` is what the round may not
+        eat into (e.g. the final synthesis or evaluation).
+        """
+        return self.violation(estimate + reserve) is None
+
+    def charge(self, usage: Usage) -> None:
+        """Book `usage` spent outside a model call (reserve + reconcile in one go)."""
+        self.reconcile(self.reserve(usage), usage)
 
     def state(self) -> BudgetState:
         return BudgetState(
@@ -303,6 +467,10 @@ class Budget:
 
     def describe(self) -> str:
         return repr(self._limit) if self._limit is not None else "unlimited"
+
+
+BudgetLike: TypeAlias = "Budget | Limit | LimitFn | int | Mapping[str, float | None] | None"
+"""Anything `Budget.of` turns into a Budget."""
 
 
 @dataclass(frozen=True, kw_only=True)

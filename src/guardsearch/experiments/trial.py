@@ -13,7 +13,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from guardsearch.core.budget import Budget, max_calls
+from guardsearch.core.budget import Budget
 from guardsearch.core.errors import BudgetExceeded
 from guardsearch.core.events import Trace
 from guardsearch.experiments.suite import MethodSpec, Problem, resolve_suite
@@ -148,8 +148,7 @@ async def run_trial(spec: TrialSpec) -> tuple[TrialResult, list[dict[str, Any]]]
     """Run one trial; returns its result and its trace (events as dicts)."""
     suite = resolve_suite(spec.suite)
     model = model_for(spec.model)
-    budget = Budget(max_calls(spec.budget)) if spec.budget is not None else Budget()
-    metered = Metered(model, budget, Trace())
+    metered = Metered(model, Budget.of(spec.budget), Trace())
     started = time.perf_counter()
     try:
         out = await suite.run(spec.method, spec.problem, metered, spec.trial)

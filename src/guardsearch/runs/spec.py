@@ -11,11 +11,9 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from guardsearch.core.budget import Budget, Limit, deadline, max_calls, max_cost, max_tokens
+from guardsearch.core.budget import Budget
 from guardsearch.core.errors import ConfigError
 from guardsearch.models.spec import default_spec
-
-BUDGET_KEYS = ("calls", "tokens", "seconds", "cost")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -33,14 +31,7 @@ class RunSpec:
     def __post_init__(self) -> None:
         if not self.app:
             raise ConfigError("a run needs an app (e.g. 'game24' or 'package.module:build')")
-        unknown = set(self.budget) - set(BUDGET_KEYS)
-        if unknown:
-            raise ConfigError(
-                f"unknown budget key(s) {', '.join(sorted(unknown))}; use {', '.join(BUDGET_KEYS)}"
-            )
-        for key, value in self.budget.items():
-            if value is not None and (not isinstance(value, int | float) or value < 0):
-                raise ConfigError(f"budget {key} must be a number >= 0, got {value!r}")
+        self.make_budget()  # a ConfigError now, not when the run starts
         for what, value in (("problem", self.problem), ("options", self.options)):
             try:
                 json.dumps(value, allow_nan=False)
@@ -50,22 +41,8 @@ class RunSpec:
                 ) from exc
 
     def make_budget(self) -> Budget:
-        limits: list[Limit] = []
-        b = self.budget
-        if b.get("calls") is not None:
-            limits.append(max_calls(int(b["calls"])))
-        if b.get("tokens") is not None:
-            limits.append(max_tokens(int(b["tokens"])))
-        if b.get("seconds") is not None:
-            limits.append(deadline(float(b["seconds"])))
-        if b.get("cost") is not None:
-            limits.append(max_cost(float(b["cost"])))
-        if not limits:
-            return Budget()
-        combined = limits[0]
-        for extra in limits[1:]:
-            combined = combined | extra
-        return Budget(combined)
+        """A fresh ledger with the spec's limits (`Budget.of` of the budget mapping)."""
+        return Budget.of(self.budget)
 
     def with_budget(self, **changes: Any) -> RunSpec:
         """This spec with some budget entries replaced (None entries are ignored)."""

@@ -1,6 +1,6 @@
 """`search()`: the same call for every strategy, and the loop that drives it.
 
-    result = await search(space, strategy="astar", model=model, budget=Budget(max_calls(30)))
+    result = await search(space, strategy="astar", model=model, budget=30)
 
 The driver owns what no strategy should repeat: building the root, the budget and
 trace (through `Metered`), making the search's model the one model-backed guards use,
@@ -15,7 +15,7 @@ import asyncio
 import inspect
 from typing import Any
 
-from guardsearch.core.budget import Budget
+from guardsearch.core.budget import Budget, BudgetLike
 from guardsearch.core.digest import stable_digest
 from guardsearch.core.errors import BudgetExceeded, ConfigError
 from guardsearch.core.events import Trace
@@ -49,18 +49,16 @@ def split_options(strategy: Strategy, options: dict[str, Any]) -> tuple[EngineOp
     return engine, mine
 
 
-def _metered(model: Model | Metered, budget: Budget | None, trace: Trace | None) -> Metered:
+def _metered(model: Model | Metered, budget: BudgetLike, trace: Trace | None) -> Metered:
     if isinstance(model, Metered):
-        if budget is not None and budget is not model.budget:
+        if budget is not None and Budget.of(budget) is not model.budget:
             raise ConfigError("give the budget to Metered or to search(), not both")
         if trace is not None and trace is not model.trace:
             raise ConfigError("give the trace to Metered or to search(), not both")
         return model
     if not isinstance(model, Model):
         raise ConfigError(f"not a model: {model!r}")
-    return Metered(
-        model, budget if budget is not None else Budget(), trace if trace is not None else Trace()
-    )
+    return Metered(model, Budget.of(budget), trace if trace is not None else Trace())
 
 
 def new_state(space: SearchSpace, strategy: str) -> SearchState:
@@ -96,13 +94,14 @@ async def search(
     strategy: str = "dfs",
     *,
     model: Model | Metered,
-    budget: Budget | None = None,
+    budget: BudgetLike = None,
     trace: Trace | None = None,
     on_expansion: Checkpoint | None = None,
     resume: SearchState | dict[str, Any] | None = None,
     **options: Any,
 ) -> SearchResult:
-    """Search `space` with the named strategy under `budget`; see docs/search.md.
+    """Search `space` with the named strategy under `budget` (anything `Budget.of`
+    takes; None: unlimited); see docs/search.md.
 
     `options` are the engine's (`samples`, `concurrency`, `temperature`, `seed`,
     `path_token_cap`, `summarizer`, `max_expansions`, `should_stop`) and the strategy's

@@ -24,9 +24,10 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
+from guardsearch.core.budget import Budget, BudgetLike
 from guardsearch.core.errors import ConfigError
 from guardsearch.core.events import Event, Trace
-from guardsearch.loops.research.config import ResearchConfig
+from guardsearch.loops.research.config import ResearchConfig, default_budget
 from guardsearch.loops.research.orchestrator import ResearchLoop, ResearchRun
 from guardsearch.loops.research.schemas import AgentResponse, ErrorResponse
 from guardsearch.models.base import Model
@@ -78,6 +79,7 @@ class _Service:
         providers: Sequence[SearchProvider] | None,
         provider_specs: Sequence[str] | None,
         config: ResearchConfig,
+        budget: Budget,
         resilience: ResilienceSettings,
         max_concurrent_runs: int,
         max_jobs: int,
@@ -87,6 +89,7 @@ class _Service:
         self.providers = list(providers) if providers is not None else None
         self.provider_specs = list(provider_specs) if provider_specs else None
         self.config = config
+        self.budget = budget
         self.resilience = resilience
         self.runs = asyncio.Semaphore(max_concurrent_runs)
         self.jobs = JobStore(max_jobs)
@@ -147,7 +150,13 @@ class _Service:
                 resilience=loop.resilience,
             )
         async with self.runs:
-            run = await loop.run(body.task, trace=trace, run_id=run_id, **body.options())
+            run = await loop.run(
+                body.task,
+                budget=body.budget(self.budget),
+                trace=trace,
+                run_id=run_id,
+                **body.options(),
+            )
         self.metrics.observe(run)
         return run
 
@@ -159,6 +168,7 @@ def create_app(
     providers: Sequence[SearchProvider] | None = None,
     provider_specs: Sequence[str] | None = None,
     config: ResearchConfig | None = None,
+    budget: BudgetLike = None,
     resilience: ResilienceSettings | None = None,
     api_key: str | None = None,
     max_body_bytes: int = MAX_BODY_BYTES,
@@ -166,13 +176,18 @@ def create_app(
     max_jobs: int = 1000,
     max_solve_calls: int = 200,
 ) -> FastAPI:
-    """Build the research service. Nothing heavy happens until the first request."""
+    """Build the research service. Nothing heavy happens until the first request.
+
+    `budget` is every research run's default (None: `default_budget()`, from the
+    environment); a request's `token_budget` and `max_execution_time_s` replace its caps.
+    """
     service = _Service(
         model,
         model_spec,
         providers,
         provider_specs,
         config or ResearchConfig.from_env(),
+        Budget.of(budget if budget is not None else default_budget()),
         resilience or ResilienceSettings(),
         max_concurrent_runs,
         max_jobs,
@@ -353,7 +368,7 @@ async def _safe_research(
     from guardsearch.core.usage import Usage
     from guardsearch.loops.research.state import ResearchState
 
-    state = ResearchState(task=body.task, max_iters=1, max_execution_time_s=1, token_budget=1)
+    state = ResearchState(task=body.task, max_iters=1)
     run = ResearchRun(
         run_id=run_id,
         response=error,

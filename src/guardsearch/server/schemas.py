@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
+from guardsearch.core.budget import Budget
 from guardsearch.loops.research.schemas import AgentResponse, ErrorResponse
 
 MAX_TASK_CHARS = 2000
@@ -51,10 +52,12 @@ class RunRequest(BaseModel):
             "max_iters": self.max_iters,
             "max_queries": self.max_queries,
             "max_sources": self.max_sources,
-            "max_execution_time_s": self.max_execution_time_s,
-            "token_budget": self.token_budget,
             "support": self.support,
         }
+
+    def budget(self, default: Budget) -> Budget:
+        """The run's budget: `default` with the request's tokens and seconds, if given."""
+        return Budget.of(default, tokens=self.token_budget, seconds=self.max_execution_time_s)
 
 
 class SearchRequest(BaseModel):

@@ -131,7 +131,7 @@ class EndlessPolicy(TablePolicy):
 
 async def test_plateau_triggers_a_replan_and_low_outer_budget_makes_inner_conservative() -> None:
     prober = TableProber(lambda q: 100)
-    result = await adaptive(prober, EndlessPolicy(), budget=ControlBudget(outer_calls=3))
+    result = await adaptive(prober, EndlessPolicy(), budget=3)
     assert [o.stop_reason for o in result.inner] == ["plateau", "plateau"]
     assert phases(result, "replan_triggered")[0]["failure"] == "plateau"
     assert len(result.plans) == 2 and result.plans[1].source == "replan"
@@ -142,7 +142,7 @@ async def test_plateau_triggers_a_replan_and_low_outer_budget_makes_inner_conser
 
 async def test_outer_budget_low_from_the_start_means_beam_of_one_and_no_replan() -> None:
     prober = TableProber(counts)
-    result = await adaptive(prober, budget=ControlBudget(outer_calls=2))
+    result = await adaptive(prober, budget=2)
     assert phases(result, "init")[0]["conservative"] is True
     # a beam of one: the first probe is the start query + 1 variant, later ones 1 new query
     # (the current query rejoins from the memo); the normal beam would be 3 wide
@@ -153,7 +153,7 @@ async def test_outer_budget_low_from_the_start_means_beam_of_one_and_no_replan()
 
 async def test_no_budget_for_a_replan_means_none_happens() -> None:
     prober = TableProber(lambda q: 100)
-    result = await adaptive(prober, EndlessPolicy(), budget=ControlBudget(outer_calls=2))
+    result = await adaptive(prober, EndlessPolicy(), budget=2)
     assert result.inner[0].failure == "plateau"
     assert not phases(result, "replan_triggered") and len(result.plans) == 1
 
@@ -170,9 +170,7 @@ async def test_ema_band_adapts_when_the_target_is_unreachable() -> None:
 
 async def test_inner_budget_bounds_probe_calls() -> None:
     prober = TableProber(lambda q: 100)
-    result = await adaptive(
-        prober, EndlessPolicy(), budget=ControlBudget(outer_calls=2, inner_probes=2)
-    )
+    result = await adaptive(prober, EndlessPolicy(), budget=2, inner_budget=2)
     assert result.probe_calls == 2 == prober.calls
     assert result.inner[0].stop_reason == "inner_budget"
 
@@ -213,7 +211,7 @@ async def test_extension_points_are_replaceable() -> None:
         selector=selector,
         classifier=classifier,
         termination=StopAfterOne(),
-        budget=ControlBudget(outer_calls=3),
+        budget=3,
     )
     assert [o.stop_reason for o in result.inner] == ["custom", "custom"]
     assert selector.calls == 2 and classifier.seen == "custom"

@@ -8,7 +8,7 @@ import pytest
 
 from guardsearch.apps.probe.prober import CorpusProber
 from guardsearch.apps.probe.query import ProbeQuery
-from guardsearch.core.errors import ConfigError
+from guardsearch.core.errors import BudgetExceeded, ConfigError
 from guardsearch.core.source import Source
 from guardsearch.corpus import CorpusIndex, Document
 from guardsearch.loops.inner_outer import (
@@ -89,14 +89,21 @@ def test_weighted_scorer_combines_objectives_by_weight() -> None:
 
 
 def test_control_budget_reports_both_layers() -> None:
-    budget = ControlBudget(outer_calls=3, inner_probes=2, outer_reserve=1)
-    assert budget.outer_remaining == 3 and not budget.outer_low
+    budget = ControlBudget.of(3, 2, outer_reserve=1)
+    assert budget.outer.remaining().calls == 3 and not budget.outer_low
     budget.charge_probe()
     budget.charge_probe()
     assert budget.inner_exhausted
-    with pytest.raises(ConfigError):
+    with pytest.raises(BudgetExceeded):
         budget.charge_probe()
     assert budget.as_dict()["inner"]["used_probes"] == 2
+    assert budget.as_dict()["outer"]["limit_calls"] == 3
+
+
+def test_the_outer_budget_is_low_when_one_more_call_would_eat_the_reserve() -> None:
+    assert ControlBudget.of(1, outer_reserve=1).outer_low  # the one call left is the reserve
+    assert not ControlBudget.of(2, outer_reserve=1).outer_low
+    assert not ControlBudget.of(1, outer_reserve=0).outer_low
 
 
 def test_corpus_prober_runs_a_beam_in_one_call_with_per_variant_counts(tmp_path: Path) -> None:

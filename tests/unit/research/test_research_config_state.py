@@ -9,10 +9,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from research_helpers import PLAN, QUESTION, research_model
 
+from guardsearch.core.budget import Allowance
 from guardsearch.core.errors import ConfigError, RunError
 from guardsearch.core.source import Source
 from guardsearch.corpus import CorpusIndex
 from guardsearch.loops.research import AgentResponse, ResearchConfig, ResearchLoop
+from guardsearch.loops.research.config import default_budget
 from guardsearch.loops.research.state import Query, ResearchState, check_transition
 from guardsearch.tools import CorpusProvider, QueryOutcome
 
@@ -47,7 +49,13 @@ def test_environment_variables_override_tier_defaults() -> None:
     config = ResearchConfig.from_env(env)
     limits = config.limits("deep")
     assert (limits.max_iters, limits.max_queries, limits.max_sources) == (3, 4, 6)
-    assert config.max_execution_time_s == 75.0 and config.token_budget == 9000
+    assert default_budget(env).allowance == Allowance(tokens=9000, seconds=75.0)
+
+
+def test_the_default_budget_is_40000_tokens_and_120_seconds() -> None:
+    assert default_budget({}).allowance == Allowance(tokens=40_000, seconds=120.0)
+    with pytest.raises(ConfigError, match="RESEARCH_TOKEN_BUDGET"):
+        default_budget({"RESEARCH_TOKEN_BUDGET": "lots"})
 
 
 def test_request_options_override_the_environment() -> None:
@@ -82,9 +90,7 @@ async def test_the_planner_detects_the_tier_unless_overridden(small_index: Corpu
 
 
 def _state() -> ResearchState:
-    return ResearchState(
-        task="t", max_iters=3, max_execution_time_s=60, token_budget=1000, max_sources=4
-    )
+    return ResearchState(task="t", max_iters=3, max_sources=4)
 
 
 def _outcome(query: str, titles: list[str]) -> QueryOutcome:

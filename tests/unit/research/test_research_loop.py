@@ -20,6 +20,7 @@ from research_helpers import (
     transient,
 )
 
+from guardsearch.core.budget import Budget
 from guardsearch.core.messages import ModelRequest
 from guardsearch.corpus import CorpusIndex
 from guardsearch.loops.research import (
@@ -225,10 +226,10 @@ async def test_token_budget_exhaustion_triggers_compaction(small_index: CorpusIn
         return {**INSUFFICIENT, "new_queries": [{"query": next(topics, "x"), "intent": "more"}]}
 
     model = research_model(reflect=reflect)
-    config = ResearchConfig(
-        token_budget=2500, active_results=2, reflect_max_tokens=40, synthesize_max_tokens=60
+    config = ResearchConfig(active_results=2, reflect_max_tokens=40, synthesize_max_tokens=60)
+    run = await loop_for(model, [CorpusProvider(small_index)], config).run(
+        QUESTION, tier="deep", budget=Budget.of(tokens=2500, seconds=120)
     )
-    run = await loop_for(model, [CorpusProvider(small_index)], config).run(QUESTION, tier="deep")
     response = run.response
     assert isinstance(response, AgentResponse), response
     compactions = [e.data for e in run.trace.of_kind("phase") if e.data["phase"] == "compact"]
@@ -314,7 +315,7 @@ async def test_a_budget_too_small_for_planning_is_an_error_response(
     small_index: CorpusIndex,
 ) -> None:
     run = await loop_for(research_model(), [CorpusProvider(small_index)]).run(
-        QUESTION, token_budget=20
+        QUESTION, budget=Budget.of(tokens=20)
     )
     assert isinstance(run.response, ErrorResponse)
     assert run.response.error.type == "budget_exceeded"
@@ -380,7 +381,7 @@ async def test_the_wall_clock_limit_stops_the_loop_but_not_the_answer(
 
     run = await loop_for(
         research_model(reflect=INSUFFICIENT), [CorpusProvider(small_index)], clock=clock
-    ).run(QUESTION, tier="deep", max_execution_time_s=12)
+    ).run(QUESTION, tier="deep", budget=Budget.of(tokens=40_000, seconds=12))
     assert isinstance(run.response, AgentResponse)
     assert run.response.stop_reason == "max_execution_time"
     assert run.state.iteration < 10
@@ -419,15 +420,15 @@ async def test_every_model_call_is_budgeted_and_schema_constrained(
     assert schema["properties"]["queries"]["maxItems"] == 6
 
 
-async def test_run_research_is_the_seed_function_signature(small_index: CorpusIndex) -> None:
+async def test_run_research_takes_the_seed_limits_and_a_budget(small_index: CorpusIndex) -> None:
     response = await run_research(
         QUESTION,
         model=research_model(),
         providers=[CorpusProvider(small_index)],
+        budget=Budget.of(tokens=40_000, seconds=60),
         max_iters=1,
         max_queries=2,
         max_sources=3,
-        max_execution_time_s=60,
     )
     assert isinstance(response, AgentResponse)
     assert len(response.queries) == 2

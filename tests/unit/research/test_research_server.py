@@ -10,6 +10,7 @@ import httpx
 import pytest
 from research_helpers import INSUFFICIENT, QUESTION, FakeProvider, research_model
 
+from guardsearch.core.budget import Budget
 from guardsearch.corpus import CorpusIndex
 from guardsearch.loops.research import AgentResponse, ErrorResponse, ResearchConfig
 from guardsearch.server import create_app
@@ -60,6 +61,23 @@ async def test_request_options_reach_the_loop(small_index: CorpusIndex) -> None:
         ).json()
     assert body["iterations"] == 1 and body["tier"] == "deep"
     assert body["insufficient_termination"] is True
+
+
+async def test_the_request_budget_fields_replace_the_server_default(
+    small_index: CorpusIndex,
+) -> None:
+    app = create_app(
+        model=research_model(),
+        providers=[CorpusProvider(small_index)],
+        config=ResearchConfig(),
+        budget=Budget.of(tokens=40_000, seconds=120),
+    )
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+        tight = await c.post("/run", json={"task": QUESTION, "token_budget": 500})
+        default = await c.post("/run", json={"task": QUESTION, "max_execution_time_s": 60})
+    assert tight.json()["stop_reason"] == "token_budget"
+    assert tight.json()["usage"]["total_tokens"] <= 500
+    assert default.json()["stop_reason"] != "token_budget"  # 60 s replaced; tokens stayed
 
 
 async def test_an_invalid_request_is_a_400_error_response(client: httpx.AsyncClient) -> None:

@@ -70,7 +70,7 @@ async def test_retry_stops_at_the_budget_before_spending() -> None:
     )
     # plan 1 call + attempt 1 (3 judge calls) = 4; attempt 2 may cost 3 more -> 7 > 6
     scripted = model()
-    run = await ReviewLoop(task, scripted, config(max_calls=6)).run("find things")
+    run = await ReviewLoop(task, scripted, config()).run("find things", budget=6)
     assert run.stop_reason == "budget"
     assert len(run.attempts) == 1 and task.applied == []
     assert scripted.calls == 4

@@ -43,7 +43,7 @@ def test_the_docs_example_defines_a_guarded_search_in_under_twenty_lines() -> No
         space,
         strategy="refine",  # or dfs, bfs, beam, astar, best_first, consensus
         model=model,
-        budget=Budget(max_calls(5)),
+        budget=Budget.of(5),  # 5 model calls; or calls=, tokens=, seconds=, cost=
     )
     assert result.succeeded and result.termination == "success"
     assert result.answer == "Autumn rain\non the roof\nthe kettle sings"

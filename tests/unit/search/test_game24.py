@@ -156,9 +156,7 @@ async def test_a_malformed_claimed_result_is_feedback_not_a_crash(output: str) -
     arithmetic = next(c for c in verdict.checks if c.name == "exact arithmetic")
     assert not arithmetic.passed and arithmetic.hard
     assert {"op": "replace", "path": "/c", "value": "10"} in (verdict.patch or ())
-    out = await solve_game24(
-        "4 5 6 10", model=ScriptedModel([output], repeat_last=True), budget_calls=3
-    )
+    out = await solve_game24("4 5 6 10", model=ScriptedModel([output], repeat_last=True), budget=3)
     assert out["succeeded"] is False and out["calls"] <= 3
 
 
@@ -215,7 +213,7 @@ def test_solve_game24_never_consults_the_exhaustive_solver(
 
 
 def test_solve_game24_reports_a_failure_within_its_budget() -> None:
-    out = solve_game24_sync("1 1 1 1", model=proposer({}), budget_calls=5)
+    out = solve_game24_sync("1 1 1 1", model=proposer({}), budget=5)
     assert out["succeeded"] is False and out["answer"] is None
     assert out["calls"] <= 5
     assert out["termination"] in ("budget_exhausted", "backtrack_ceiling", "all_pruned")

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from guardsearch.apps.find.spec import FindSpec
 from guardsearch.apps.find.task import FindTask
+from guardsearch.core.budget import BudgetLike
 from guardsearch.core.events import Trace
 from guardsearch.loops.review import (
     RefinementHistory,
@@ -16,6 +17,7 @@ from guardsearch.loops.review import (
     load_history,
     save_history,
 )
+from guardsearch.loops.review.config import DEFAULT_BUDGET_CALLS
 from guardsearch.models.base import Model
 from guardsearch.tools.base import SearchProvider
 
@@ -25,13 +27,15 @@ async def find(
     *,
     model: Model,
     provider: SearchProvider | None = None,
+    budget: BudgetLike = DEFAULT_BUDGET_CALLS,
     min_items: int = 3,
     config: ReviewConfig | None = None,
     use_judge: bool = True,
     trace: Trace | None = None,
     history: str | Path | RefinementHistory | None = None,
 ) -> ReviewRun:
-    """Find at least `min_items` verified items for `request` (e.g. "paintings by ...").
+    """Find at least `min_items` verified items for `request` (e.g. "paintings by ...")
+    within `budget` (anything `Budget.of` takes; 40 model calls).
 
     `history` is what earlier runs learned about refinements: a JSON file (loaded before
     the run, the run merged into it after; a broken file is a ConfigError and is left
@@ -51,7 +55,7 @@ async def find(
         provider = CorpusProvider()
     task = FindTask(provider, min_items=min_items, use_judge=use_judge)
     loop = ReviewLoop(task, model, config or ReviewConfig(min_items=min_items), shared)
-    run = await loop.run(request, min_items=min_items, trace=trace)
+    run = await loop.run(request, budget=budget, min_items=min_items, trace=trace)
     if path is not None:
         save_history(shared, path, run=run.run_id)
     return run

@@ -11,7 +11,7 @@ from typing import Any
 
 from guardsearch.apps.game24.arith import StepError, check_answer, parse_numbers
 from guardsearch.apps.game24.space import Game24Space
-from guardsearch.core.budget import Budget, Limit, deadline, max_calls, max_tokens
+from guardsearch.core.budget import BudgetLike
 from guardsearch.core.errors import ConfigError
 from guardsearch.core.events import Trace
 from guardsearch.models.base import Model
@@ -51,22 +51,6 @@ def puzzles() -> list[Puzzle]:
     ]
 
 
-def _budget(calls: int | None, tokens: int | None, seconds: float | None) -> Budget:
-    limits: list[Limit] = []
-    if calls is not None:
-        limits.append(max_calls(calls))
-    if tokens is not None:
-        limits.append(max_tokens(tokens))
-    if seconds is not None:
-        limits.append(deadline(seconds))
-    if not limits:
-        return Budget()
-    combined = limits[0]
-    for extra in limits[1:]:
-        combined = combined | extra
-    return Budget(combined)
-
-
 def default_options(strategy: str) -> dict[str, Any]:
     """The search options the Game of 24 recommends for `strategy` (the caller's win).
 
@@ -86,9 +70,7 @@ async def solve_game24(
     *,
     strategy: str = DEFAULT_STRATEGY,
     model: Model | Metered | str | None = None,
-    budget_calls: int | None = DEFAULT_BUDGET_CALLS,
-    budget_tokens: int | None = None,
-    seconds: float | None = None,
+    budget: BudgetLike = DEFAULT_BUDGET_CALLS,
     value: bool = False,
     constrained: bool = True,
     trace: Trace | None = None,
@@ -100,7 +82,8 @@ async def solve_game24(
     Keys: `succeeded`, `answer` (an expression using each input exactly once that
     equals 24, or None), `numbers`, `strategy`, `termination`, `calls`, `tokens`,
     `expansions`, `nodes`, `seconds`, `model`, `path` (the steps, `a op b = c (left: ...)`).
-    `model` is a Model, a Metered, a spec string, or None for the default spec.
+    `model` is a Model, a Metered (which brings its own budget), a spec string, or None
+    for the default spec; `budget` is anything `Budget.of` takes (40 calls).
     `options` go to `search` (e.g. `width=5`, `samples=2`, `temperature=0.7`), over
     `default_options(strategy)` (consensus samples at temperature 0.7 unless told).
     """
@@ -112,16 +95,13 @@ async def solve_game24(
         raise ConfigError(f"Game of 24 takes 2 to 6 numbers, got {len(values)}")
     the_model = model_from_spec(model) if model is None or isinstance(model, str) else model
     space = Game24Space(numbers=values, value=value, constrained=constrained)
-    budget = (
-        None if isinstance(the_model, Metered) else _budget(budget_calls, budget_tokens, seconds)
-    )
     options = {**default_options(strategy), **options}
     started = time.perf_counter()
     result = await search(
         space,
         strategy,
         model=the_model,
-        budget=budget,
+        budget=None if isinstance(the_model, Metered) else budget,
         trace=None if isinstance(the_model, Metered) else trace,
         on_expansion=on_expansion,
         **options,

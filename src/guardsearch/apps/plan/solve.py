@@ -17,7 +17,7 @@ from guardsearch.apps.plan.problems import PlanProblem, get_problem
 from guardsearch.apps.plan.report import result_dict
 from guardsearch.apps.plan.space import FREE_TASK_NOTE, PlanSpace
 from guardsearch.apps.plan.traces import MAX_EXPLORATIONS
-from guardsearch.core.budget import Budget, max_calls
+from guardsearch.core.budget import BudgetLike
 from guardsearch.core.errors import ConfigError
 from guardsearch.core.events import Trace
 from guardsearch.models.base import Model
@@ -80,7 +80,7 @@ async def plan_search(
     *,
     pipeline: str = DEFAULT_PIPELINE,
     model: Model | Metered,
-    budget: Budget | None = None,
+    budget: BudgetLike = None,
     trace: Trace | None = None,
     task: str | None = None,
     guard_level: str | None = None,
@@ -118,7 +118,7 @@ async def plan_problem(
     task: str | None = None,
     pipeline: str = DEFAULT_PIPELINE,
     model: Model | Metered | str | None = None,
-    budget_calls: int | None = DEFAULT_BUDGET_CALLS,
+    budget: BudgetLike = DEFAULT_BUDGET_CALLS,
     guard_level: str | None = None,
     heuristic: str | Heuristic | None = None,
     trace: Trace | None = None,
@@ -136,18 +136,13 @@ async def plan_problem(
     """
     the_problem = get_problem(problem) if isinstance(problem, str) else problem
     level = resolve_guard_level(the_problem, guard_level)
-    if budget_calls is not None and budget_calls < 1:
-        raise ConfigError(f"budget_calls must be >= 1, got {budget_calls}")
     the_model = model_from_spec(model) if model is None or isinstance(model, str) else model
-    budget = None
-    if not isinstance(the_model, Metered):
-        budget = Budget(max_calls(budget_calls)) if budget_calls is not None else Budget()
     started = time.perf_counter()
     result = await plan_search(
         the_problem,
         pipeline=pipeline,
         model=the_model,
-        budget=budget,
+        budget=None if isinstance(the_model, Metered) else budget,
         trace=None if isinstance(the_model, Metered) else trace,
         task=task,
         guard_level=level,

@@ -16,9 +16,11 @@ from typing import Any
 from guardsearch.apps.probe.planner import ModelPlanner
 from guardsearch.apps.probe.policy import CorpusProbePolicy
 from guardsearch.apps.probe.prober import CorpusProber
+from guardsearch.core.budget import BudgetLike
 from guardsearch.core.errors import BudgetExceeded, ConfigError, ModelError, StepFailed
 from guardsearch.core.events import Trace
 from guardsearch.core.source import Source
+from guardsearch.core.usage import Usage
 from guardsearch.corpus.index import CorpusIndex
 from guardsearch.loops.inner_outer import (
     ControlBudget,
@@ -28,6 +30,7 @@ from guardsearch.loops.inner_outer import (
     Timeline,
     run_adaptive,
 )
+from guardsearch.loops.inner_outer.budget import DEFAULT_INNER_PROBES, DEFAULT_OUTER_CALLS
 from guardsearch.models.base import Model
 from guardsearch.models.metered import Metered
 
@@ -98,21 +101,23 @@ async def probe(
     model: Model,
     index: CorpusIndex | None = None,
     baseline: bool = False,
-    budget: ControlBudget | None = None,
+    budget: BudgetLike = DEFAULT_OUTER_CALLS,
+    inner_budget: BudgetLike = DEFAULT_INNER_PROBES,
     settings: PolicySettings | None = None,
     trace: Trace | None = None,
     max_results: int = 10,
 ) -> ProbeRun:
-    """Search the corpus for `topic` with the inner/outer loop (or the baseline)."""
+    """Search the corpus for `topic` with the inner/outer loop (or the baseline), within
+    `budget` model calls and `inner_budget` probe calls (anything `Budget.of` takes)."""
     if not topic.strip():
         raise ConfigError("probe needs a non-empty topic")
     if max_results < 1:
         raise ConfigError(f"max_results must be >= 1, got {max_results}")
     prober = CorpusProber(_index(index), k=max_results)
     planner = ModelPlanner()
-    control = budget or ControlBudget()
     events = trace if trace is not None else Trace()
     if baseline:
+        control = ControlBudget.of(budget, inner_budget)
         return await _baseline(topic, model, planner, prober, control, events, max_results)
     result = await run_adaptive(
         topic,
@@ -120,7 +125,8 @@ async def probe(
         planner=planner,
         prober=prober,
         policy=CorpusProbePolicy(settings),
-        budget=control,
+        budget=budget,
+        inner_budget=inner_budget,
         trace=events,
         max_results=max_results,
     )
@@ -130,7 +136,7 @@ async def probe(
         results=result.results,
         plans=result.plans,
         evaluation=result.evaluation,
-        budget=control,
+        budget=result.budget,
         trace=events,
         seconds=result.seconds,
         stop_reasons=[o.stop_reason for o in result.inner],
@@ -168,7 +174,7 @@ async def _baseline(
     control.charge_step()
     event("inner", "step", index=1, move="search", count=len(results), query=query)
     evaluation = None
-    if control.outer_can(1):
+    if control.outer.affords(Usage(calls=1)):
         event("outer", "evaluate", status="start")
         try:
             evaluation = await planner.evaluate(topic, results, metered)

@@ -1,13 +1,14 @@
 """ControlBudget: the two layers of seed 003, with the linkage between them.
 
-The outer layer is the model (planner) budget: a `Budget` with a call limit (and
-optionally tokens / a deadline) that every planner call reserves against through
-Metered. The inner layer counts the cheap deterministic work: probe calls (one per
-merged beam that was not fully memoised) and inner steps.
+Both layers are `Budget`s. The outer one is the model (planner) budget: every planner
+call reserves against it through Metered. The inner one counts the cheap
+deterministic work as calls: one per probe (a merged beam that was not fully
+memoised). The inner steps are a structural cap, like a loop's iterations.
 
-Linkage, both ways: when the outer budget runs low (only `outer_reserve` calls left,
-kept for the evaluation), the inner policy turns conservative; when the inner loop
-plateaus, it asks the outer layer for a replan if the outer budget can pay for it.
+Linkage, both ways: when the outer budget cannot pay one more call and still keep
+`outer_reserve` calls (for the evaluation), the inner policy turns conservative; when
+the inner loop plateaus, it asks the outer layer for a replan if the outer budget can
+pay for it and keep the reserve.
 """
 
 from __future__ import annotations
@@ -15,33 +16,48 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from guardsearch.core.budget import Budget, Limit, deadline, max_calls, max_tokens
+from guardsearch.core.budget import Budget, BudgetLike
 from guardsearch.core.errors import ConfigError
+from guardsearch.core.usage import Usage
+
+DEFAULT_OUTER_CALLS = 3
+DEFAULT_INNER_PROBES = 12
+DEFAULT_INNER_STEPS = 24
+_CALL = Usage(calls=1)
 
 
 @dataclass
 class ControlBudget:
-    outer_calls: int = 3
-    inner_probes: int = 12
-    inner_steps: int = 24
+    """The outer (model) and inner (probe) ledgers of one run, and the inner step count."""
+
+    outer: Budget = field(default_factory=lambda: Budget.of(DEFAULT_OUTER_CALLS))
+    inner: Budget = field(default_factory=lambda: Budget.of(DEFAULT_INNER_PROBES))
+    inner_steps: int = DEFAULT_INNER_STEPS
     outer_reserve: int = 1
-    outer_tokens: int | None = None
-    outer_seconds: float | None = None
-    probes_used: int = 0
     steps_used: int = 0
     memo_hits: int = 0
-    outer: Budget = field(init=False)
 
     def __post_init__(self) -> None:
-        for name in ("outer_calls", "inner_probes", "inner_steps", "outer_reserve"):
+        for name in ("inner_steps", "outer_reserve"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)}")
-        limit: Limit = max_calls(self.outer_calls)
-        if self.outer_tokens is not None:
-            limit = limit | max_tokens(self.outer_tokens)
-        if self.outer_seconds is not None:
-            limit = limit | deadline(self.outer_seconds)
-        self.outer = Budget(limit)
+
+    @classmethod
+    def of(
+        cls,
+        outer: BudgetLike = DEFAULT_OUTER_CALLS,
+        inner: BudgetLike = DEFAULT_INNER_PROBES,
+        *,
+        inner_steps: int = DEFAULT_INNER_STEPS,
+        outer_reserve: int = 1,
+    ) -> ControlBudget:
+        """Both layers from anything `Budget.of` takes (a number is a number of calls)."""
+        return cls(
+            outer=Budget.of(outer),
+            inner=Budget.of(inner),
+            inner_steps=inner_steps,
+            outer_reserve=outer_reserve,
+        )
 
     # -- outer ----------------------------------------------------------------------
 
@@ -49,28 +65,25 @@ class ControlBudget:
     def outer_used(self) -> int:
         return self.outer.used.calls
 
-    @property
-    def outer_remaining(self) -> int:
-        committed = self.outer.used.calls + self.outer.reserved.calls
-        return max(0, self.outer_calls - committed)
-
-    def outer_can(self, calls: int) -> bool:
-        """Could `calls` more planner calls be paid for (calls, tokens, deadline)?"""
-        from guardsearch.core.usage import Usage
-
-        return calls <= self.outer_remaining and self.outer.violation(Usage(calls=calls)) is None
+    def outer_affords(self, calls: int = 1) -> bool:
+        """Could `calls` more planner calls be paid for and the reserve still be kept?"""
+        return self.outer.affords(Usage(calls=calls), reserve=Usage(calls=self.outer_reserve))
 
     @property
     def outer_low(self) -> bool:
         """Only the reserve (the evaluation) is left: the inner loop should be conservative."""
-        return self.outer_remaining <= self.outer_reserve
+        return not self.outer_affords()
 
     # -- inner ----------------------------------------------------------------------
 
     @property
+    def probes_used(self) -> int:
+        return self.inner.used.calls
+
+    @property
     def inner_exhausted(self) -> str | None:
-        if self.probes_used >= self.inner_probes:
-            return f"inner probe budget {self.inner_probes} used"
+        if not self.inner.affords(_CALL):
+            return f"inner probe budget {self.inner.allowance.calls} used"
         if self.steps_used >= self.inner_steps:
             return f"inner step budget {self.inner_steps} used"
         return None
@@ -79,20 +92,19 @@ class ControlBudget:
         self.steps_used += 1
 
     def charge_probe(self) -> None:
-        if self.probes_used >= self.inner_probes:
-            raise ConfigError("inner probe budget exhausted; check inner_exhausted first")
-        self.probes_used += 1
+        """Book one probe call; `BudgetExceeded` when the inner budget cannot pay it."""
+        self.inner.charge(_CALL)
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "outer": {
-                "limit_calls": self.outer_calls,
+                "limit_calls": self.outer.allowance.calls,
                 "used_calls": self.outer_used,
                 "prompt_tokens": self.outer.used.prompt_tokens,
                 "completion_tokens": self.outer.used.completion_tokens,
             },
             "inner": {
-                "limit_probes": self.inner_probes,
+                "limit_probes": self.inner.allowance.calls,
                 "used_probes": self.probes_used,
                 "limit_steps": self.inner_steps,
                 "used_steps": self.steps_used,

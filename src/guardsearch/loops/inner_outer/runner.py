@@ -22,10 +22,17 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from guardsearch.core.budget import BudgetLike
 from guardsearch.core.errors import BudgetExceeded, ConfigError, ModelError, StepFailed
 from guardsearch.core.events import Trace
 from guardsearch.core.source import Source
-from guardsearch.loops.inner_outer.budget import ControlBudget
+from guardsearch.core.usage import Usage
+from guardsearch.loops.inner_outer.budget import (
+    DEFAULT_INNER_PROBES,
+    DEFAULT_INNER_STEPS,
+    DEFAULT_OUTER_CALLS,
+    ControlBudget,
+)
 from guardsearch.loops.inner_outer.extensions import (
     DefaultTermination,
     FailureClassifier,
@@ -99,7 +106,9 @@ async def run_adaptive(
     prober: Prober,
     policy: ProbePolicy | None = None,
     selector: StrategySelector | None = None,
-    budget: ControlBudget | None = None,
+    budget: BudgetLike = DEFAULT_OUTER_CALLS,
+    inner_budget: BudgetLike = DEFAULT_INNER_PROBES,
+    inner_steps: int = DEFAULT_INNER_STEPS,
     classifier: FailureClassifier | None = None,
     termination: TerminationPolicy | None = None,
     scorer: WeightedScorer | None = None,
@@ -108,7 +117,11 @@ async def run_adaptive(
     max_replans: int = 1,
     max_results: int = 10,
 ) -> AdaptiveResult:
-    """Plan with the model, probe deterministically, replan on a plateau, evaluate."""
+    """Plan with the model, probe deterministically, replan on a plateau, evaluate.
+
+    `budget` is the outer (model) budget, `inner_budget` the inner one in probe calls
+    (each anything `Budget.of` takes); `inner_steps` caps the inner loop's steps.
+    """
     if selector is None:
         if policy is None:
             raise ConfigError("run_adaptive needs a policy or a selector")
@@ -118,7 +131,7 @@ async def run_adaptive(
         planner=planner,
         prober=prober,
         selector=selector,
-        budget=budget or ControlBudget(),
+        budget=ControlBudget.of(budget, inner_budget, inner_steps=inner_steps),
         classifier=classifier or RuleClassifier(),
         termination=termination or DefaultTermination(),
         scorer=scorer or WeightedScorer(),
@@ -174,9 +187,7 @@ class _Run:
         while True:
             outcome = await self.inner_loop(plan)
             outcomes.append(outcome)
-            can_replan = replans < self.max_replans and self.budget.outer_can(
-                1 + self.budget.outer_reserve
-            )
+            can_replan = replans < self.max_replans and self.budget.outer_affords()
             if not (self.classifier.wants_replan(outcome.failure) and can_replan):
                 break
             self.event("outer", "replan_triggered", failure=outcome.failure)
@@ -191,7 +202,7 @@ class _Run:
             plans.append(plan)
         results = self.results(outcomes)
         evaluation = None
-        if self.budget.outer_can(1):
+        if self.budget.outer.affords(Usage(calls=1)):
             evaluation = await self.outer_call(
                 "evaluate", self.planner.evaluate(self.topic, results, self.metered)
             )
@@ -227,7 +238,7 @@ class _Run:
             "inner",
             "init",
             conservative=conservative,
-            outer_remaining=self.budget.outer_remaining,
+            outer_remaining=self.budget.outer.remaining().calls,
             query=policy.normalise(state.query),
             lo=state.band.lo,
             hi=state.band.hi,
@@ -282,7 +293,7 @@ class _Run:
             else:
                 missing[key] = variant
         if missing:
-            if self.budget.probes_used >= self.budget.inner_probes:
+            if not self.budget.inner.affords(Usage(calls=1)):
                 return None
             self.budget.charge_probe()
             fresh = await self.prober.probe(list(missing.values()), list(missing))

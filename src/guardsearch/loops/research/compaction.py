@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from guardsearch.core.budget import Budget
 from guardsearch.loops.research.state import ResearchState
 
 SUMMARY_CHARS = 160
@@ -40,12 +41,17 @@ def summarise(text: str, limit: int = SUMMARY_CHARS) -> str:
 
 
 def compaction_reason(
-    state: ResearchState, *, ratio: float, token_cap: int, before_synthesis: bool = False
+    state: ResearchState,
+    budget: Budget,
+    *,
+    ratio: float,
+    token_cap: int,
+    before_synthesis: bool = False,
 ) -> str | None:
     """Why the state should be compacted now, or None."""
-    if state.budget_fraction < ratio:
-        left = f"{state.token_budget} of {state.initial_token_budget} left"
-        return f"token budget below {ratio:.0%} ({left})"
+    cap, left = budget.allowance.tokens, budget.remaining().tokens
+    if cap and left is not None and left / cap < ratio:
+        return f"token budget below {ratio:.0%} ({left} of {cap} left)"
     size = state.approx_tokens()
     if size > token_cap:
         return f"state is ~{size} tokens, over the {token_cap} cap"

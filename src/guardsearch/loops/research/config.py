@@ -3,8 +3,8 @@
 Precedence, lowest to highest: the tier's numbers, the `RESEARCH_*` environment
 variables, explicit options of the request. `max_queries` and `max_sources` bound
 each iteration's search (the seed's `trim(plan.queries, max_queries)` and
-`search_all(queries, max_sources)`); the iterations, the wall time and the token
-budget bound the whole run.
+`search_all(queries, max_sources)`); the iterations and the run's `Budget` (tokens and
+the loop's seconds, `default_budget`) bound the whole run.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any, Literal
 
+from guardsearch.core.budget import Budget
 from guardsearch.core.errors import ConfigError
 
 TierChoice = Literal["auto", "simple", "standard", "deep"]
@@ -39,9 +40,28 @@ ENV = {
     "max_iters": "RESEARCH_MAX_ITERS",
     "max_queries": "RESEARCH_MAX_QUERIES",
     "max_sources": "RESEARCH_MAX_SOURCES",
-    "max_execution_time_s": "RESEARCH_MAX_EXECUTION_TIME_S",
-    "token_budget": "RESEARCH_TOKEN_BUDGET",
 }
+# The default budget: tokens of the whole run, seconds of the loop (the synthesis may
+# take `synthesis_grace_s` more), each overridable by the seed's environment variable.
+DEFAULT_TOKENS = 40_000
+DEFAULT_SECONDS = 120.0
+BUDGET_ENV = {"tokens": "RESEARCH_TOKEN_BUDGET", "seconds": "RESEARCH_MAX_EXECUTION_TIME_S"}
+
+
+def default_budget(env: Mapping[str, str] | None = None) -> Budget:
+    """The research budget when a run is given none: 40,000 tokens and 120 s of loop
+    time, or `RESEARCH_TOKEN_BUDGET` / `RESEARCH_MAX_EXECUTION_TIME_S`."""
+    env = os.environ if env is None else env
+    caps: dict[str, float] = {"tokens": DEFAULT_TOKENS, "seconds": DEFAULT_SECONDS}
+    for name, var in BUDGET_ENV.items():
+        raw = env.get(var)
+        if raw is None or not raw.strip():
+            continue
+        try:
+            caps[name] = float(raw) if name == "seconds" else int(raw)
+        except ValueError as exc:
+            raise ConfigError(f"{var}={raw!r} is not a number") from exc
+    return Budget.of(caps)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -52,8 +72,6 @@ class ResearchConfig:
     max_iters: int | None = None
     max_queries: int | None = None
     max_sources: int | None = None
-    max_execution_time_s: float = 120.0
-    token_budget: int = 40_000
     # Hits kept per query; the seed's max_sources caps the iteration's total.
     hits_per_query: int = 5
     # Sources shown to the synthesiser, best first: a small model reads a few well.
@@ -63,7 +81,7 @@ class ResearchConfig:
     active_results: int = 8
     compaction_ratio: float = 0.25
     state_token_cap: int = 50_000
-    # Time the synthesis may take beyond max_execution_time_s (the loop stops at the
+    # Time the synthesis may take beyond the budget's seconds (the loop stops at the
     # limit, but the answer must still be written).
     synthesis_grace_s: float = 120.0
     rmax: int = 3
@@ -80,10 +98,6 @@ class ResearchConfig:
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise ConfigError(f"{name} must be >= 1, got {value}")
-        if self.max_execution_time_s <= 0:
-            raise ConfigError("max_execution_time_s must be > 0")
-        if self.token_budget < 1:
-            raise ConfigError("token_budget must be >= 1")
         if self.support not in ("lexical", "model", "off"):
             raise ConfigError(f"unknown support method {self.support!r}; use lexical, model or off")
         if not 0 < self.support_threshold <= 1:
@@ -99,7 +113,7 @@ class ResearchConfig:
             if raw is None or not raw.strip():
                 continue
             try:
-                values[name] = float(raw) if name == "max_execution_time_s" else int(raw)
+                values[name] = int(raw)
             except ValueError as exc:
                 raise ConfigError(f"{var}={raw!r} is not a number") from exc
         tier = env.get("RESEARCH_TIER")

@@ -11,20 +11,24 @@ import json
 import logging
 from typing import Any
 
+from guardsearch.core.budget import Budget
 from guardsearch.core.events import Event, Subscriber, Trace
 from guardsearch.loops.research.state import ResearchState
 
 logger = logging.getLogger("guardsearch.research")
 
 
-def emit_phase(trace: Trace, phase: str, state: ResearchState, **extra: Any) -> Event:
-    """A phase boundary with the seed's observability fields."""
+def emit_phase(
+    trace: Trace, phase: str, state: ResearchState, budget: Budget, **extra: Any
+) -> Event:
+    """A phase boundary with the seed's observability fields (`token_budget`: the
+    tokens the run's budget has left, None when it does not limit tokens)."""
     return trace.emit(
         "phase",
         step="research",
         phase=phase,
         iteration=state.iteration,
-        token_budget=state.token_budget,
+        token_budget=budget.remaining().tokens,
         results=len(state.search_results),
         **extra,
     )

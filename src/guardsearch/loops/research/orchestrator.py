@@ -3,7 +3,8 @@
     state = start(task)
     plan once; the task itself is always the first query (retrieval does not depend
     on a small model phrasing queries well)
-    while not sufficient and iteration < max_iters and time and tokens remain:
+    while not sufficient and iteration < max_iters and the budget affords another
+    round (time left, tokens for a reflection with the synthesis kept in reserve):
         search the pending queries (retry / reformulate / breaker / fallback)
         compact if the budget runs low or the state grows too big
         reflect: sufficient? confidence, gaps, new queries (+ reformulations)
@@ -26,7 +27,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from guardsearch.core.budget import Budget, deadline, max_tokens
+from guardsearch.core.budget import Budget, BudgetLike
 from guardsearch.core.context import Context
 from guardsearch.core.errors import (
     BudgetExceeded,
@@ -47,7 +48,7 @@ from guardsearch.loops.research.citations import (
     verify_citations,
 )
 from guardsearch.loops.research.compaction import RawStore, compact, compaction_reason
-from guardsearch.loops.research.config import ResearchConfig
+from guardsearch.loops.research.config import ResearchConfig, default_budget
 from guardsearch.loops.research.observability import emit_phase, phase_logger
 from guardsearch.loops.research.phases import (
     DEGRADED_NOTE,
@@ -137,43 +138,49 @@ class ResearchLoop:
         self,
         task: str,
         *,
+        budget: BudgetLike = None,
         trace: Trace | None = None,
         run_id: str | None = None,
         **options: Any,
     ) -> ResearchRun:
-        """Research `task`; `options` override the config (tier, max_iters, ...)."""
+        """Research `task` within `budget` (anything `Budget.of` takes; None: the
+        `default_budget`); `options` override the config (tier, max_iters, ...).
+
+        The run books on its own ledger with the budget's limits, whose deadline is the
+        budget's seconds plus `synthesis_grace_s`: the loop stops at the seconds, the
+        answer may still be written after them.
+        """
         trace = trace if trace is not None else Trace()
         run_id = run_id or uuid.uuid4().hex[:16]
         trace.subscribe(phase_logger(run_id))
         started = self.clock()
         try:
             config = self.config.with_options(**options)
+            limits = Budget.of(budget if budget is not None else default_budget())
         except ConfigError as exc:
             return self._invalid(run_id, trace, started, str(exc))
         task = " ".join(task.split())
         if not task:
             return self._invalid(run_id, trace, started, "the task is empty")
-        budget = Budget(
-            max_tokens(config.token_budget)
-            | deadline(config.max_execution_time_s + config.synthesis_grace_s),
-            clock=self.clock,
-        )
-        metered = Metered(self.model, budget, trace)
+        loop_seconds = limits.allowance.seconds
+        grace = None if loop_seconds is None else loop_seconds + config.synthesis_grace_s
+        ledger = Budget.of(limits, seconds=grace, clock=self.clock)
+        metered = Metered(self.model, ledger, trace)
         search = ResilientSearch(
             self.providers, settings=self.resilience, trace=trace, sleep=self.sleep
         )
-        limits = config.limits(None)
+        tier = config.limits(None)
         state = ResearchState(
             task=task,
-            max_iters=limits.max_iters,
-            max_queries=limits.max_queries,
-            max_sources=limits.max_sources,
-            max_execution_time_s=config.max_execution_time_s,
-            token_budget=config.token_budget,
-            tier=limits.name,
+            max_iters=tier.max_iters,
+            max_queries=tier.max_queries,
+            max_sources=tier.max_sources,
+            tier=tier.name,
         )
-        run = _Run(self, config, run_id, trace, metered, search, RawStore(), started, state)
-        emit_phase(trace, "start", state, run_id=run_id, model=self.model.name)
+        run = _Run(
+            self, config, run_id, trace, metered, search, RawStore(), started, loop_seconds, state
+        )
+        emit_phase(trace, "start", state, ledger, run_id=run_id, model=self.model.name)
         response: AgentResponse | ErrorResponse
         try:
             response = await run.execute()
@@ -184,7 +191,6 @@ class ResearchLoop:
             response = ErrorResponse.of(
                 "internal_error", f"{type(exc).__name__}: {exc}", retryable=False
             )
-        run.state = run.refresh_budget(run.state)
         seconds = self.clock() - started
         if isinstance(response, AgentResponse):
             response = response.model_copy(update={"seconds": round(seconds, 3), "run_id": run_id})
@@ -192,6 +198,7 @@ class ResearchLoop:
             trace,
             "end",
             run.state,
+            ledger,
             ok=isinstance(response, AgentResponse),
             seconds=round(seconds, 3),
             stop_reason=run.stop_reason,
@@ -213,8 +220,8 @@ class ResearchLoop:
 
     def _invalid(self, run_id: str, trace: Trace, started: float, message: str) -> ResearchRun:
         error = ErrorResponse.of("invalid_request", message, retryable=False)
-        state = ResearchState(task="(invalid)", max_iters=1, max_execution_time_s=1, token_budget=1)
-        emit_phase(trace, "end", state, ok=False, error=error.error.type)
+        state = ResearchState(task="(invalid)", max_iters=1)
+        emit_phase(trace, "end", state, Budget(), ok=False, error=error.error.type)
         return ResearchRun(
             run_id=run_id,
             response=error,
@@ -239,6 +246,7 @@ class _Run:
         search: ResilientSearch,
         raw: RawStore,
         started: float,
+        loop_seconds: float | None,
         state: ResearchState,
     ) -> None:
         self.loop = loop
@@ -249,6 +257,7 @@ class _Run:
         self.search = search
         self.raw = raw
         self.started = started
+        self.loop_seconds = loop_seconds
         self.state = state
         self.context = Context(objective=state.task)
         self.stop_reason = ""
@@ -269,12 +278,14 @@ class _Run:
         check_transition(self.state, new)
         self.state = new
 
-    def refresh_budget(self, state: ResearchState) -> ResearchState:
-        committed = self.metered.budget.used + self.metered.budget.reserved
-        return state.with_budget(self.config.token_budget - committed.total_tokens)
+    def phase(self, name: str, state: ResearchState | None = None, **data: Any) -> None:
+        emit_phase(self.trace, name, state or self.state, self.metered.budget, **data)
 
     def elapsed(self) -> float:
         return self.loop.clock() - self.started
+
+    def out_of_time(self) -> bool:
+        return self.loop_seconds is not None and self.elapsed() >= self.loop_seconds
 
     def metadata(self, tokens: int) -> ResponseMetadata:
         return ResponseMetadata(
@@ -288,7 +299,7 @@ class _Run:
         request = step.request(self.context, **variables)
         return estimate_prompt_tokens(self.metered.model, request) + step.max_tokens
 
-    def synthesis_reserve(self) -> int:
+    def synthesis_reserve(self) -> Usage:
         """What the final synthesis needs: the loop never spends it on more iterations."""
         s = self.state
         shown = s.ranked()[: self.config.synthesis_sources]
@@ -296,19 +307,19 @@ class _Run:
         synthesis = self.cost(
             synthesize_step(self.config, full, self.judge), self.synthesis_variables(shown)
         )
-        return synthesis + self.support_reserve(shown)
+        return Usage(calls=1, prompt_tokens=synthesis) + self.support_reserve(shown)
 
-    def support_reserve(self, shown: Sequence[Source]) -> int:
+    def support_reserve(self, shown: Sequence[Source]) -> Usage:
         """With `--support model` the verification calls the model too: keep enough for
         a few claim/source verdicts (the usual answer has one or two claims)."""
         if not isinstance(self.judge, ModelSupport) or not shown:
-            return 0
+            return Usage()
         longest = max(shown, key=lambda r: len(r.text))
         one = self.cost(self.judge.step, {"claim": self.state.task, "source": longest.text[:1500]})
-        return SUPPORT_RESERVE_CALLS * one
+        return Usage(calls=SUPPORT_RESERVE_CALLS, prompt_tokens=SUPPORT_RESERVE_CALLS * one)
 
-    def reflection_cost(self) -> int:
-        return self.cost(*self.reflection_call())
+    def reflection_cost(self) -> Usage:
+        return Usage(calls=1, prompt_tokens=self.cost(*self.reflection_call()))
 
     async def step(self, phase: str, coro: Any) -> Any:
         """Await a guarded step; turn its failure into the seed's ErrorResponse."""
@@ -391,7 +402,7 @@ class _Run:
         s = self.state
         if s.iteration >= s.max_iters:
             return "max_iters"
-        if self.elapsed() >= s.max_execution_time_s:
+        if self.out_of_time():
             return "max_execution_time"
         if s.degraded_mode:
             return "degraded"
@@ -402,14 +413,14 @@ class _Run:
     def stop_before_reflect(self) -> str | None:
         if self.state.degraded_mode:
             return "degraded"  # searching is over; reflecting cannot change that
-        if self.elapsed() >= self.state.max_execution_time_s:
+        if self.out_of_time():
             return "max_execution_time"
-        if self.state.token_budget < self.reflection_cost() + self.synthesis_reserve():
+        if not self.metered.budget.affords(self.reflection_cost(), self.synthesis_reserve()):
             return "token_budget"
         return None
 
     async def do_plan(self) -> None:
-        emit_phase(self.trace, "plan", self.state)
+        self.phase("plan", self.state)
         step = plan_step(self.config)
         outcome = await self.step(
             "plan", run_step(step, self.context, self.metered, variables={"task": self.state.task})
@@ -423,17 +434,14 @@ class _Run:
             *(Query(query=q.query, intent=q.intent) for q in planned),
         ]
         self.advance(
-            self.refresh_budget(
-                self.state.with_limits(
-                    tier=limits.name,
-                    max_iters=limits.max_iters,
-                    max_queries=limits.max_queries,
-                    max_sources=limits.max_sources,
-                ).with_queries(queries)
-            )
+            self.state.with_limits(
+                tier=limits.name,
+                max_iters=limits.max_iters,
+                max_queries=limits.max_queries,
+                max_sources=limits.max_sources,
+            ).with_queries(queries)
         )
-        emit_phase(
-            self.trace,
+        self.phase(
             "planned",
             self.state,
             tier=limits.name,
@@ -443,10 +451,10 @@ class _Run:
 
     async def do_search(self) -> None:
         queries = self.state.plan_queries
-        emit_phase(self.trace, "search", self.state, queries=[q.query for q in queries])
+        self.phase("search", self.state, queries=[q.query for q in queries])
         outcomes: list[QueryOutcome] = []
         for query in queries:
-            if self.elapsed() >= self.state.max_execution_time_s:
+            if self.out_of_time():
                 break
             outcomes.append(await self.search.search(query.query, self.config.hits_per_query))
         new = self.state.with_search(outcomes)
@@ -455,8 +463,7 @@ class _Run:
         if self.search.degraded and not new.degraded_mode:
             new = new.degraded()
         self.advance(new)
-        emit_phase(
-            self.trace,
+        self.phase(
             "searched",
             self.state,
             found=sum(len(o.hits) for o in outcomes),
@@ -467,9 +474,9 @@ class _Run:
         )
 
     def maybe_compact(self, *, before_synthesis: bool = False) -> None:
-        self.advance(self.refresh_budget(self.state))
         reason = compaction_reason(
             self.state,
+            self.metered.budget,
             ratio=self.config.compaction_ratio,
             token_cap=self.config.state_token_cap,
             before_synthesis=before_synthesis,
@@ -478,8 +485,7 @@ class _Run:
             return
         before = self.state.approx_tokens()
         self.advance(compact(self.state, self.config.active_results))
-        emit_phase(
-            self.trace,
+        self.phase(
             "compact",
             self.state,
             reason=reason,
@@ -503,7 +509,7 @@ class _Run:
 
     async def do_reflect(self) -> None:
         s = self.state
-        emit_phase(self.trace, "reflect", s)
+        self.phase("reflect", s)
         step, variables = self.reflection_call()
         outcome = await self.step(
             "reflect", run_step(step, self.context, self.metered, variables=variables)
@@ -512,7 +518,7 @@ class _Run:
         # Small models echo the prompt's placeholders ("..."): those are not gaps or queries.
         gaps = [g for g in draft.gaps if _meaningful(g)]
         new_queries = [q for q in draft.new_queries if _meaningful(q.query)]
-        state = self.refresh_budget(s)
+        state = s
         self.reflections.append(
             ReflectionResponse(
                 sufficient=draft.sufficient,
@@ -528,8 +534,7 @@ class _Run:
             )
         )
         self._pending = [Query(query=q.query, intent=q.intent) for q in new_queries]
-        emit_phase(
-            self.trace,
+        self.phase(
             "reflected",
             self.state,
             sufficient=draft.sufficient,
@@ -565,8 +570,7 @@ class _Run:
                     tier=2,
                 )
         self.advance(new)
-        emit_phase(
-            self.trace,
+        self.phase(
             "next_queries",
             self.state,
             queries=[q.query for q in self.state.plan_queries],
@@ -574,8 +578,7 @@ class _Run:
 
     async def do_synthesize(self) -> AgentResponse:
         s = self.state
-        emit_phase(
-            self.trace,
+        self.phase(
             "synthesize",
             s,
             degraded=s.degraded_mode,
@@ -592,9 +595,7 @@ class _Run:
             run_step(step, self.context, self.metered, variables=self.synthesis_variables(shown)),
         )
         draft = SynthesisDraft.model_validate(outcome.value)
-        emit_phase(
-            self.trace, "verify", self.refresh_budget(self.state), method=self.config.support
-        )
+        self.phase("verify", method=self.config.support)
         verification = await self.step(
             "verify",
             verify_citations(draft.answer, draft.citations, full, self.judge, question=s.task),
@@ -628,7 +629,7 @@ class _Run:
             answer = f"{answer} ({DEGRADED_NOTE})"
         verified = [r for r in (s.result(i) for i in verification.verified) if r is not None]
         self.advance(
-            self.refresh_budget(self.state).with_citations(
+            self.state.with_citations(
                 CitationRecord(id=r.id, title=r.title, type=r.kind, location=r.location)
                 for r in verified
             )
@@ -642,8 +643,7 @@ class _Run:
             ],
             metadata=self.metadata(tokens),
         )
-        emit_phase(
-            self.trace,
+        self.phase(
             "verified",
             self.state,
             verified=list(verification.verified),
@@ -747,21 +747,21 @@ async def run_research(
     *,
     model: Model,
     providers: Sequence[SearchProvider],
+    budget: BudgetLike = None,
     max_iters: int | None = None,
     max_queries: int | None = None,
     max_sources: int | None = None,
-    max_execution_time_s: float | None = None,
     **options: Any,
 ) -> AgentResponse | ErrorResponse:
-    """The seed's `run_research(task, *, max_iters, max_queries, max_sources,
-    max_execution_time_s)`: one research run, its AgentResponse or ErrorResponse."""
+    """The seed's `run_research(task, *, max_iters, max_queries, max_sources)` with the
+    run's `budget` (tokens, loop seconds): one research run, its response."""
     loop = ResearchLoop(model=model, providers=providers)
     run = await loop.run(
         task,
+        budget=budget,
         max_iters=max_iters,
         max_queries=max_queries,
         max_sources=max_sources,
-        max_execution_time_s=max_execution_time_s,
         **options,
     )
     return run.response

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from guardsearch.core.errors import RunError
@@ -76,8 +76,6 @@ class CitationRecord:
 class ResearchState:
     task: str
     max_iters: int
-    max_execution_time_s: float
-    token_budget: int
     max_queries: int = 10
     max_sources: int = 15
     tier: str = "standard"
@@ -95,11 +93,6 @@ class ResearchState:
     insufficient_termination: bool = False
     compactions: int = 0
     compacted: tuple[str, ...] = ()  # ids of the results whose text is a summary
-    initial_token_budget: int = field(default=0)
-
-    def __post_init__(self) -> None:
-        if not self.initial_token_budget:
-            object.__setattr__(self, "initial_token_budget", self.token_budget)
 
     # -- transitions -----------------------------------------------------------------
 
@@ -212,9 +205,6 @@ class ResearchState:
             self, error_log=(*self.error_log, ErrorRecord(phase=phase, error=error, **where))
         )
 
-    def with_budget(self, remaining: int) -> ResearchState:
-        return replace(self, token_budget=max(0, remaining))
-
     def degraded(self) -> ResearchState:
         return replace(self, degraded_mode=True)
 
@@ -261,10 +251,6 @@ class ResearchState:
                 score[source_id] = score.get(source_id, 0.0) + 1.0 / (_RRF_K + rank)
         order = {r.id: i for i, r in enumerate(self.search_results)}
         return sorted(self.search_results, key=lambda r: (-score.get(r.id, 0.0), order[r.id]))
-
-    @property
-    def budget_fraction(self) -> float:
-        return self.token_budget / self.initial_token_budget if self.initial_token_budget else 1.0
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -22,11 +22,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic
 
+from guardsearch.core.budget import Budget, BudgetLike
 from guardsearch.core.errors import BudgetExceeded, ModelError, StepFailed
 from guardsearch.core.events import Trace
 from guardsearch.core.source import Source
 from guardsearch.core.usage import Usage
-from guardsearch.loops.review.config import ReviewConfig
+from guardsearch.loops.review.config import DEFAULT_BUDGET_CALLS, ReviewConfig
 from guardsearch.loops.review.history import RefinementHistory
 from guardsearch.loops.review.quality import (
     Level,
@@ -61,11 +62,18 @@ class ReviewLoop(Generic[SpecT]):
     history: RefinementHistory = field(default_factory=RefinementHistory)
 
     async def run(
-        self, request: str, *, min_items: int | None = None, trace: Trace | None = None
+        self,
+        request: str,
+        *,
+        budget: BudgetLike = DEFAULT_BUDGET_CALLS,
+        min_items: int | None = None,
+        trace: Trace | None = None,
     ) -> ReviewRun:
+        """Review `request` within `budget` (anything `Budget.of` takes; 40 calls)."""
         state = _RunState(
             self,
             request,
+            Budget.of(budget),
             min_items or self.config.min_items,
             trace if trace is not None else Trace(),
         )
@@ -73,7 +81,14 @@ class ReviewLoop(Generic[SpecT]):
 
 
 class _RunState(Generic[SpecT]):
-    def __init__(self, loop: ReviewLoop[SpecT], request: str, min_items: int, trace: Trace):
+    def __init__(
+        self,
+        loop: ReviewLoop[SpecT],
+        request: str,
+        budget: Budget,
+        min_items: int,
+        trace: Trace,
+    ):
         self.loop = loop
         self.task = loop.task
         self.config = loop.config
@@ -83,7 +98,7 @@ class _RunState(Generic[SpecT]):
         self.request = request
         self.min_items = min_items
         self.trace = trace
-        self.metered = Metered(loop.model, self.config.budget(), trace)
+        self.metered = Metered(loop.model, budget, trace)
         self.started = time.perf_counter()
         self.reflection: Reflection | None = None
         self.domain = "general"
@@ -236,11 +251,11 @@ class _RunState(Generic[SpecT]):
         estimate = _largest([a.usage for a in self.attempts])
         if refinement.level == "replan":
             estimate = estimate + self.plan_cost
-        reason = self.metered.budget.violation(estimate)
-        if reason:
-            self.phase("budget_stop", reason=reason, estimate=estimate.as_dict())
-            return False
-        return True
+        budget = self.metered.budget
+        if budget.affords(estimate):
+            return True
+        self.phase("budget_stop", reason=budget.violation(estimate), estimate=estimate.as_dict())
+        return False
 
     async def refine(self, spec: SpecT, refinement: Refinement) -> SpecT:
         self.phase(
