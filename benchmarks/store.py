@@ -6,10 +6,10 @@ A zero-latency scripted model over a wide synthetic space (3 children per
 expansion, as in benchmarks/overhead.py) grows every case's tree to `--nodes`.
 "Store on" writes exactly what a durable run writes (runs/runner.py): each model
 answer goes into the run's memo the moment it returns (one autocommitted insert,
-`MemoModel`), and after every expansion one checkpoint transaction holds the
-changed nodes, new contexts and closed-set entries, the changed rows of the
-strategy's tables (A*'s open set, a BFS level), its small frontier data, the events
-since the last save, and the owner's compare-and-set with its lease renewal.
+a `CachedModel` over a `RunStoreCache`), and after every expansion one checkpoint
+transaction holds the changed nodes, new contexts and closed-set entries, the changed
+rows of the strategy's tables (A*'s open set, a BFS level), its small frontier data,
+the events since the last save, and the owner's compare-and-set with its lease renewal.
 
 "Store ms per expansion" is the memo inserts plus the checkpoint of one expansion
 (building the rows, JSON and commit included). It is reported at 1k, 5k and 10k
@@ -40,9 +40,10 @@ from overhead import CHILDREN, WideSpace, _propose
 
 from guardsearch.core.budget import StepBudget
 from guardsearch.core.events import Trace
+from guardsearch.models.cache import CachedModel
 from guardsearch.models.scripted import ScriptedModel
+from guardsearch.runs.cache import RunStoreCache
 from guardsearch.runs.checkpoint import Checkpointer
-from guardsearch.runs.memo import MemoModel
 from guardsearch.runs.runner import EventBuffer
 from guardsearch.search import SearchState, search
 from guardsearch.store.base import RunStore
@@ -99,7 +100,7 @@ async def run(case: str, expansions: int, store: RunStore | None) -> dict[str, A
         trace.subscribe(buffer)
         checkpointer = Checkpointer()
         memo_store = TimedMemo(store)
-        model = MemoModel(model, memo_store, run_id)  # type: ignore[arg-type]
+        model = CachedModel(model, RunStoreCache(memo_store, run_id))  # type: ignore[arg-type]
         last = [0]
 
         def save(state: SearchState) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from guardsearch import Event, Trace
-from guardsearch.store import JsonlSink, read_events
+from guardsearch.jsonl import JsonlSink, read_events
 
 
 def test_events_are_numbered_in_the_order_they_happen() -> None:

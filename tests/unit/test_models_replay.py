@@ -1,4 +1,5 @@
-"""ReplayModel: record answers by request digest, replay them exactly."""
+"""Replay logs: record answers by request digest (CachedModel over a FileCache), replay
+them exactly (ReplayModel: a miss is an error)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from guardsearch import (
     ScriptedModel,
 )
 from guardsearch.core import ReplayMiss
+from guardsearch.models import CachedModel, FileCache
 
 
 def ask(text: str) -> ModelRequest:
@@ -25,7 +27,7 @@ def ask(text: str) -> ModelRequest:
 
 async def record(path: Path, answers: dict[str, str]) -> ScriptedModel:
     inner = ScriptedModel(lambda r: answers[r.messages[0].content])
-    recorder = ReplayModel(path, inner=inner)
+    recorder = CachedModel(inner, FileCache(path))
     for question in answers:
         await recorder.complete(ask(question))
     return inner
@@ -47,7 +49,7 @@ async def test_a_replay_gives_the_recorded_completions_without_any_inner_model(
 
 async def test_a_recorder_replays_known_requests_instead_of_paying_again(tmp_path: Path) -> None:
     inner = ScriptedModel(["fresh"], repeat_last=True)
-    recorder = ReplayModel(tmp_path / "log.jsonl", inner=inner)
+    recorder = CachedModel(inner, FileCache(tmp_path / "log.jsonl"))
     await recorder.complete(ask("q"))
     await recorder.complete(ask("q"))
     assert inner.calls == 1
@@ -83,7 +85,7 @@ async def test_a_torn_last_line_is_ignored(tmp_path: Path) -> None:
     with path.open("a") as fh:
         fh.write('{"digest": "abc", "completion": {"te')
     replay = ReplayModel(path)
-    assert len(replay) == 2
+    assert len(replay.cache) == 2
     assert (await replay.complete(ask("q2"))).text == "b"
 
 
@@ -111,9 +113,11 @@ def test_replaying_a_missing_log_is_a_config_error(tmp_path: Path) -> None:
         ReplayModel(tmp_path / "absent.jsonl")
 
 
-def test_a_replay_is_named_after_its_log_or_its_inner_model(tmp_path: Path) -> None:
+def test_a_replay_is_named_after_its_log_a_recorder_after_its_inner_model(
+    tmp_path: Path,
+) -> None:
     path = tmp_path / "log.jsonl"
-    assert ReplayModel(path, inner=ScriptedModel([], name="tiny")).name == "tiny"
+    assert CachedModel(ScriptedModel([], name="tiny"), FileCache(path)).name == "tiny"
     path.write_text("")
     assert ReplayModel(path).name == "replay:log.jsonl"
 
@@ -149,7 +153,7 @@ def test_a_recorder_counts_tokens_with_its_inner_model_when_it_can(tmp_path: Pat
 
     request = ask("三 words 三")
     inner = ScriptedModel(["x"])
-    recorder = ReplayModel(tmp_path / "log.jsonl", inner=inner)
+    recorder = CachedModel(inner, FileCache(tmp_path / "log.jsonl"))
     assert isinstance(recorder, TokenCounter)
     assert estimate_prompt_tokens(recorder, request) == inner.count_tokens(request) == 3
 
@@ -159,7 +163,7 @@ def test_a_recorder_counts_tokens_with_its_inner_model_when_it_can(tmp_path: Pat
         async def complete(self, request: ModelRequest) -> Completion:
             raise AssertionError("not called")
 
-    uncounted = ReplayModel(tmp_path / "other.jsonl", inner=Uncounted())
+    uncounted = CachedModel(Uncounted(), FileCache(tmp_path / "other.jsonl"))
     bound = bound_prompt_tokens(request)
     assert estimate_prompt_tokens(uncounted, request) == bound
     assert bound >= len("三 words 三".encode()) + 8  # bytes + template overhead

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from guardsearch import ConfigError, OpenAIModel, ReplayModel, ScriptedModel, model_from_spec
-from guardsearch.models import DEFAULT_SPEC, default_spec
+from guardsearch.models import DEFAULT_SPEC, CachedModel, FileCache, default_spec
 from guardsearch.models.spec import OPENAI_DEFAULT_URL
 
 
@@ -48,7 +48,7 @@ def test_a_replay_spec_replays_a_log(tmp_path: Path) -> None:
     log.write_text("")
     model = model_from_spec(f"replay:{log}")
     assert isinstance(model, ReplayModel)
-    assert model.inner is None
+    assert model.name == "replay:log.jsonl"
 
 
 def test_a_replay_spec_without_a_file_is_a_config_error() -> None:
@@ -58,8 +58,9 @@ def test_a_replay_spec_without_a_file_is_a_config_error() -> None:
 
 def test_a_record_spec_wraps_the_inner_spec(tmp_path: Path, answers: Path) -> None:
     model = model_from_spec(f"record:{tmp_path / 'log.jsonl'}::scripted:{answers}")
-    assert isinstance(model, ReplayModel)
+    assert isinstance(model, CachedModel) and not isinstance(model, ReplayModel)
     assert isinstance(model.inner, ScriptedModel)
+    assert isinstance(model.cache, FileCache) and model.cache.path == tmp_path / "log.jsonl"
 
 
 @pytest.mark.parametrize("spec", ["record:log.jsonl", "record:::scripted:x.json", "record:log::"])

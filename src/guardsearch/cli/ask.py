@@ -15,11 +15,11 @@ from guardsearch.core.context import Context
 from guardsearch.core.errors import GuardsearchError, StepFailed
 from guardsearch.core.events import Trace
 from guardsearch.guards.schema import load_schema_file
+from guardsearch.jsonl import JsonlSink
 from guardsearch.models.metered import Metered
 from guardsearch.models.spec import model_from_spec
 from guardsearch.prompts import PromptTemplate
 from guardsearch.steps.step import Step, run_step
-from guardsearch.store.jsonl import JsonlSink
 
 
 def ask(

@@ -69,7 +69,7 @@ def progress_printer(quiet: bool = False) -> Any:
 def traced(narrator: Callable[[Event], None], path: Path | None) -> Iterator[Trace]:
     """A run's event trace: narrated by `narrator` and, given a path, appended to a JSONL
     file that is closed however the block ends."""
-    from guardsearch.store.jsonl import JsonlSink
+    from guardsearch.jsonl import JsonlSink
 
     events = Trace()
     events.subscribe(narrator)

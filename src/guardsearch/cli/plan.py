@@ -12,7 +12,7 @@ from guardsearch.cli.output import err, exit_for, fail, out, print_json, progres
 from guardsearch.core.budget import Budget
 from guardsearch.core.errors import GuardsearchError
 from guardsearch.core.events import Trace
-from guardsearch.store.jsonl import JsonlSink
+from guardsearch.jsonl import JsonlSink
 
 
 def _list(as_json: bool) -> None:

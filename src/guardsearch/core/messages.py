@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 from guardsearch.core.digest import stable_digest
@@ -29,18 +29,20 @@ class ModelRequest:
     stop: tuple[str, ...] = ()
     json_schema: Mapping[str, Any] | None = None
 
+    def as_dict(self) -> dict[str, Any]:
+        """Everything that determines the answer, as JSON data (what logs record)."""
+        return {
+            "messages": [[m.role, m.content] for m in self.messages],
+            "temperature": self.temperature,
+            "seed": self.seed,
+            "max_tokens": self.max_tokens,
+            "stop": list(self.stop),
+            "json_schema": dict(self.json_schema) if self.json_schema else None,
+        }
+
     def digest(self) -> str:
-        """Stable digest of everything that determines the answer."""
-        return stable_digest(
-            {
-                "messages": [[m.role, m.content] for m in self.messages],
-                "temperature": self.temperature,
-                "seed": self.seed,
-                "max_tokens": self.max_tokens,
-                "stop": list(self.stop),
-                "json_schema": dict(self.json_schema) if self.json_schema else None,
-            }
-        )
+        """Stable digest of `as_dict()`: the key under which caches keep the answer."""
+        return stable_digest(self.as_dict())
 
     def with_max_tokens(self, n: int) -> ModelRequest:
         return replace(self, max_tokens=n)
@@ -59,3 +61,24 @@ class Completion:
     latency_s: float = 0.0
     model: str = ""
     finish_reason: str = "stop"
+
+    def as_dict(self) -> dict[str, Any]:
+        """The completion as JSON data, as caches and replay logs store it."""
+        return {
+            "text": self.text,
+            "usage": asdict(self.usage),
+            "latency_s": self.latency_s,
+            "model": self.model,
+            "finish_reason": self.finish_reason,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Completion:
+        """The inverse of `as_dict` (fields missing from older records take defaults)."""
+        return cls(
+            text=data["text"],
+            usage=Usage(**data.get("usage", {})),
+            latency_s=float(data.get("latency_s", 0.0)),
+            model=data.get("model", ""),
+            finish_reason=data.get("finish_reason", "stop"),
+        )

@@ -24,7 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 from guardsearch.core.errors import ConfigError
 from guardsearch.experiments.traces import ARCHIVE_NAME, LOOSE_DIR, TraceArchive
 from guardsearch.experiments.trial import TrialResult
-from guardsearch.store.jsonl import cut_torn_tail, json_line, jsonl_lines
+from guardsearch.jsonl import cut_torn_tail, json_line, jsonl_lines
 
 MANIFEST_VERSION = 1
 

@@ -1,8 +1,9 @@
-"""The one Model protocol every backend implements."""
+"""The one Model protocol every backend implements, and the base of models that wrap one."""
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from guardsearch.core.errors import ConfigError
@@ -59,6 +60,37 @@ def estimate_prompt_tokens(model: Model, request: ModelRequest) -> int:
     if isinstance(model, TokenCounter):
         return model.count_tokens(request)
     return bound_prompt_tokens(request)
+
+
+@dataclass
+class WrapperModel:
+    """A model that adds behaviour around `inner` (budgets: `Metered`; caches: `CachedModel`).
+
+    It passes through what describes the inner model: its name, its prices and its
+    token counts (exact when the inner model counts tokens, else the byte bound, as
+    `estimate_prompt_tokens` gives for the inner model itself). `complete` asks the
+    inner model; subclasses override it to add their behaviour around that call.
+    """
+
+    inner: Model
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def price_prompt_per_mtok(self) -> float:
+        return float(getattr(self.inner, "price_prompt_per_mtok", 0.0) or 0.0)
+
+    @property
+    def price_completion_per_mtok(self) -> float:
+        return float(getattr(self.inner, "price_completion_per_mtok", 0.0) or 0.0)
+
+    def count_tokens(self, request: ModelRequest) -> int:
+        return estimate_prompt_tokens(self.inner, request)
+
+    async def complete(self, request: ModelRequest) -> Completion:
+        return await self.inner.complete(request)
 
 
 # Tests flip this off so that no unit test can reach a real model by accident

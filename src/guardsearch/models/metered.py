@@ -14,21 +14,16 @@ from guardsearch.core.errors import BudgetExceeded, GuardsearchError, ModelError
 from guardsearch.core.events import Trace
 from guardsearch.core.messages import Completion, ModelRequest
 from guardsearch.core.usage import Usage
-from guardsearch.models.base import Model, estimate_prompt_tokens
+from guardsearch.models.base import Model, WrapperModel, estimate_prompt_tokens
 
 
 @dataclass
-class Metered:
-    """A Model that books every call against `budget` and records it in `trace`."""
+class Metered(WrapperModel):
+    """A Model that books every call to `inner` against `budget` and records it in `trace`."""
 
-    model: Model
     budget: Budget = field(default_factory=Budget)
     trace: Trace = field(default_factory=Trace)
     default_seed: int = 0
-
-    @property
-    def name(self) -> str:
-        return self.model.name
 
     @property
     def usage(self) -> Usage:
@@ -37,7 +32,7 @@ class Metered:
     async def complete(
         self, request: ModelRequest, *, step: str = "", node: str = ""
     ) -> Completion:
-        prompt_estimate = estimate_prompt_tokens(self.model, request)
+        prompt_estimate = estimate_prompt_tokens(self.inner, request)
         try:
             granted = self.budget.grant_completion(prompt_estimate, request.max_tokens)
             reservation = self.budget.reserve(
@@ -45,7 +40,7 @@ class Metered:
                     calls=1,
                     prompt_tokens=prompt_estimate,
                     completion_tokens=granted,
-                    cost=estimate_cost(self.model, prompt_estimate, granted),
+                    cost=estimate_cost(self.inner, prompt_estimate, granted),
                 )
             )
         except BudgetExceeded as exc:
@@ -65,7 +60,7 @@ class Metered:
             request = request.with_max_tokens(granted)
         started = time.perf_counter()
         try:
-            completion = await self.model.complete(request)
+            completion = await self.inner.complete(request)
         except BaseException as exc:
             # A failed (or cancelled) call may still have been paid for; count the call,
             # no tokens. Cancellation too must close the reservation, or it leaks.
@@ -75,7 +70,7 @@ class Metered:
             )
             if isinstance(exc, GuardsearchError) or not isinstance(exc, Exception):
                 raise
-            raise ModelError(f"{self.model.name}: {exc}") from exc
+            raise ModelError(f"{self.inner.name}: {exc}") from exc
         wall = time.perf_counter() - started
         actual = completion.usage if completion.usage.calls else _with_one_call(completion.usage)
         refund = self.budget.reconcile(reservation, actual)
@@ -91,7 +86,7 @@ class Metered:
             "model_call",
             step=step,
             node=node,
-            model=self.model.name,
+            model=self.inner.name,
             digest=request.digest(),
             prompt_tokens=actual.prompt_tokens,
             completion_tokens=actual.completion_tokens,

@@ -52,12 +52,13 @@ def model_from_spec(spec: str | None = None) -> Model:
             raise ConfigError("replay spec needs a file: replay:FILE")
         return ReplayModel(Path(rest))
     if kind == "record":
-        from guardsearch.models.replay import ReplayModel
+        from guardsearch.models.cache import CachedModel
+        from guardsearch.models.replay import FileCache
 
         path, sep, inner = rest.partition("::")
         if not sep or not path or not inner:
             raise ConfigError(f"record spec is record:FILE::SPEC, got {spec!r}")
-        return ReplayModel(Path(path), inner=model_from_spec(inner))
+        return CachedModel(model_from_spec(inner), FileCache(Path(path)))
     if kind == "scripted":
         from guardsearch.models.scripted import scripted_from_file
 

@@ -1,7 +1,7 @@
 """Durable runs: a search as a run in a store, resumable after a crash or a pause."""
 
+from guardsearch.runs.cache import RunStoreCache
 from guardsearch.runs.lock import LOCK_NAME, LockMismatch, check_lock, fingerprint, write_lock
-from guardsearch.runs.memo import MemoModel
 from guardsearch.runs.pause import AskingSpace, InputNeeded
 from guardsearch.runs.runner import create_run, execute_run, resume_run, start_run, summarize
 from guardsearch.runs.spec import RunSpec
@@ -11,8 +11,8 @@ __all__ = [
     "AskingSpace",
     "InputNeeded",
     "LockMismatch",
-    "MemoModel",
     "RunSpec",
+    "RunStoreCache",
     "check_lock",
     "create_run",
     "execute_run",

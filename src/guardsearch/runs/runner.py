@@ -5,11 +5,11 @@
     record = await execute_run(run.id, store)          # or resume_run(...) later
 
 `execute_run` rebuilds the space from the spec (so any process can continue), loads
-the last saved frontier, wraps the model in a per-run memo (a resumed run replays
-what was already paid for), saves the frontier, the changed nodes and the events in
-one transaction after every expansion, and ends in a lifecycle status: `succeeded`,
-`failed` (with the termination or error), `paused` (a guard or step asked a person)
-or `cancelled`.
+the last saved frontier, wraps the model in a cache of the run's calls in the store
+(`RunStoreCache`: a resumed run replays what was already paid for), saves the
+frontier, the changed nodes and the events in one transaction after every expansion,
+and ends in a lifecycle status: `succeeded`, `failed` (with the termination or
+error), `paused` (a guard or step asked a person) or `cancelled`.
 
 Ownership: a session claims the run (status `running`, itself as owner, a lease)
 in one compare-and-set transaction, so of two resumes at once only one runs. Every
@@ -33,11 +33,12 @@ from typing import Any, cast
 from guardsearch.core.errors import ConfigError, GuardsearchError
 from guardsearch.core.events import Event, Trace
 from guardsearch.models.base import Model
+from guardsearch.models.cache import CachedModel
 from guardsearch.models.spec import model_from_spec
 from guardsearch.registry import build_app
+from guardsearch.runs.cache import RunStoreCache
 from guardsearch.runs.checkpoint import Checkpointer, load_state
 from guardsearch.runs.lock import check_lock, fingerprint
-from guardsearch.runs.memo import MemoModel
 from guardsearch.runs.pause import AskingSpace, InputNeeded
 from guardsearch.runs.spec import RunSpec
 from guardsearch.search.run import search
@@ -229,7 +230,7 @@ async def execute_run(
         ):
             # Killed after the last save but before the status changed: the end is saved.
             return _finish(end, state, space)
-        memo = MemoModel(inner, store, run_id)
+        cached = CachedModel(inner, RunStoreCache(store, run_id))
         options = {**setup.options, **spec.options}
         asked = options.pop("should_stop", None)
         options["should_stop"] = lambda: stop() or (asked is not None and bool(asked()))
@@ -237,7 +238,7 @@ async def execute_run(
             result = await search(
                 cast(SearchSpace, AskingSpace(space)),
                 spec.strategy,
-                model=memo,
+                model=cached,
                 budget=spec.make_budget(),
                 trace=trace,
                 on_expansion=save,

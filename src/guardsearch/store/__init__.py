@@ -1,4 +1,4 @@
-"""Durable runs: the run store (SQLite by default, Postgres) and the JSONL event sink."""
+"""Durable runs: the run store (SQLite by default, Postgres)."""
 
 from guardsearch.store.base import (
     STATUSES,
@@ -9,14 +9,12 @@ from guardsearch.store.base import (
     RunStore,
     SavedTree,
 )
-from guardsearch.store.jsonl import JsonlSink, read_events
 from guardsearch.store.open import DB_ENV, default_store_url, open_store
 
 __all__ = [
     "DB_ENV",
     "STATUSES",
     "CheckpointRows",
-    "JsonlSink",
     "NotOwner",
     "RunRecord",
     "RunStatus",
@@ -24,5 +22,4 @@ __all__ = [
     "SavedTree",
     "default_store_url",
     "open_store",
-    "read_events",
 ]

@@ -16,6 +16,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from guardsearch.core.errors import ConfigError
+from guardsearch.jsonl import json_line
 from guardsearch.store.base import (
     CheckpointRows,
     NotOwner,
@@ -24,7 +25,6 @@ from guardsearch.store.base import (
     SavedTree,
     check_transition,
 )
-from guardsearch.store.jsonl import json_line
 from guardsearch.store.migrations import LATEST, MIGRATIONS
 
 _RUN_COLUMNS = (

@@ -16,7 +16,8 @@ from typing import Any
 from guardsearch.core.messages import ModelRequest
 from guardsearch.experiments.executors import LocalExecutor
 from guardsearch.experiments.trial import TrialResult
-from guardsearch.models.replay import ReplayModel
+from guardsearch.models.cache import CachedModel
+from guardsearch.models.replay import FileCache
 from guardsearch.models.scripted import ScriptedModel
 
 _INPUT = re.compile(r"Input:\s*([-\d/ ]+)\s*$", re.M)
@@ -46,8 +47,8 @@ def arithmetic_model() -> ScriptedModel:
     return ScriptedModel(answer, name="arithmetic")
 
 
-def recorder(path: Path) -> ReplayModel:
-    return ReplayModel(path, inner=arithmetic_model())
+def recorder(path: Path) -> CachedModel:
+    return CachedModel(arithmetic_model(), FileCache(path))
 
 
 def result(

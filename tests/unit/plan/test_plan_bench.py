@@ -13,11 +13,11 @@ from typer.testing import CliRunner
 
 from guardsearch import ModelRequest, ScriptedModel
 from guardsearch.apps.plan import get_problem, problems
-from guardsearch.apps.plan.memo import MemoModel
 from guardsearch.apps.plan.suite import select
 from guardsearch.cli import app
 from guardsearch.core.errors import ConfigError
 from guardsearch.experiments import trial
+from guardsearch.models import CachedModel, DictCache
 
 runner = CliRunner()
 
@@ -102,7 +102,7 @@ def test_bench_plan_writes_the_report_with_curves_categories_and_plots(
 
 def test_the_memo_answers_a_repeated_request_once() -> None:
     inner = ScriptedModel(["one", "two"])
-    memo = MemoModel(inner)
+    memo = CachedModel(inner, DictCache())
     request = ModelRequest(messages=())
     first = asyncio.run(memo.complete(request))
     again = asyncio.run(memo.complete(request))

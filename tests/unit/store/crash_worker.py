@@ -8,7 +8,7 @@ every answer it gives is appended to PAID_LEDGER, the bill. The points at which 
 process may die are the run's events and the SQL statements of its store (inside
 checkpoint transactions too); at point KILL_AT (0: never) it sends itself SIGKILL.
 The one excluded statement is the memo insert that follows a paid answer: a kill in
-that instant loses the answer and would pay for it again (see runs/memo.py). A
+that instant loses the answer and would pay for it again (see runs/cache.py). A
 session that ends prints its status and how many points it passed.
 """
 

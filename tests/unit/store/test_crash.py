@@ -31,7 +31,8 @@ import pytest
 from crash_worker import session
 from durable_apps import STRATEGIES, answer_for
 
-from guardsearch import ReplayModel, ScriptedModel
+from guardsearch import ScriptedModel
+from guardsearch.models import CachedModel, FileCache
 from guardsearch.runs import RunSpec, create_run, execute_run
 from guardsearch.store.base import RunRecord, RunStore
 from guardsearch.store.postgres import PostgresRunStore
@@ -48,7 +49,7 @@ def reference(strategy: str, tmp: Path) -> RunRecord:
     """An unbroken run that records the replay log the workers answer from."""
     store = SqliteRunStore(tmp / "reference.db")
     spec = RunSpec(strategy=strategy, **SPEC)
-    model = ReplayModel(tmp / "answers.jsonl", inner=ScriptedModel(answer_for(strategy)))
+    model = CachedModel(ScriptedModel(answer_for(strategy)), FileCache(tmp / "answers.jsonl"))
     record = asyncio.run(execute_run(create_run(spec, store).id, store, model=model))
     store.close()
     return record

@@ -1,5 +1,6 @@
-"""The run memo under concurrency: a request in flight twice is paid once, and a
-concurrent durable run (broken anywhere) resumes to the sequential run's result."""
+"""The run memo (a CachedModel over the run's RunStoreCache) under concurrency: a
+request in flight twice is paid once, and a concurrent durable run (broken anywhere)
+resumes to the sequential run's result."""
 
 from __future__ import annotations
 
@@ -10,12 +11,18 @@ import pytest
 from durable_apps import STRATEGIES, answer_for
 
 from guardsearch import Completion, Message, ModelError, ModelRequest, ScriptedModel, Usage
-from guardsearch.runs import MemoModel, RunSpec, create_run, execute_run
+from guardsearch.models import CachedModel
+from guardsearch.runs import RunSpec, RunStoreCache, create_run, execute_run
 from guardsearch.store.base import RunStore
 
 
 def new_run(store: RunStore) -> str:
     return store.create_run(app="a", strategy="dfs", spec={}, fingerprint={"v": 1}).id
+
+
+def run_of(memo: CachedModel) -> str:
+    assert isinstance(memo.cache, RunStoreCache)
+    return memo.cache.run_id
 
 
 def request(text: str, seed: int = 0) -> ModelRequest:
@@ -49,25 +56,41 @@ class Slow:
         return Completion(text=f"answer to {text}", usage=Usage(calls=1, completion_tokens=3))
 
 
+async def test_a_run_store_cache_replays_what_the_run_paid_for_after_a_restart(
+    store: RunStore,
+) -> None:
+    run, other = new_run(store), new_run(store)
+    first = CachedModel(Slow(), RunStoreCache(store, run))  # type: ignore[arg-type]
+    paid = await first.complete(request("q"))
+    assert [c["digest"] for c in store.calls(run)] == [request("q").digest()]
+    inner = Slow()
+    resumed = CachedModel(inner, RunStoreCache(store, run))  # type: ignore[arg-type]
+    assert await resumed.complete(request("q")) == paid
+    assert inner.paid == {} and (resumed.hits, resumed.misses) == (1, 0)
+    elsewhere = CachedModel(inner, RunStoreCache(store, other))  # type: ignore[arg-type]
+    await elsewhere.complete(request("q"))  # another run's answers are not this run's
+    assert inner.paid == {"q": 1} and (elsewhere.hits, elsewhere.misses) == (0, 1)
+
+
 async def test_two_identical_requests_in_flight_are_paid_once(store: RunStore) -> None:
     inner = Slow()
-    memo = MemoModel(inner, store, new_run(store))  # type: ignore[arg-type]
+    memo = CachedModel(inner, RunStoreCache(store, new_run(store)))  # type: ignore[arg-type]
     first, second, other = await asyncio.gather(
         memo.complete(request("q")), memo.complete(request("q")), memo.complete(request("r"))
     )
     assert first.text == second.text == "answer to q" and other.text == "answer to r"
     assert inner.paid == {"q": 1, "r": 1}
-    assert (memo.paid, memo.replayed) == (2, 1)
-    assert len(store.calls(memo.run_id)) == 2
+    assert (memo.misses, memo.hits) == (2, 1)
+    assert len(store.calls(run_of(memo))) == 2
     assert not memo._inflight
 
 
 async def test_many_identical_requests_at_once_are_paid_once(store: RunStore) -> None:
     inner = Slow()
-    memo = MemoModel(inner, store, new_run(store))  # type: ignore[arg-type]
+    memo = CachedModel(inner, RunStoreCache(store, new_run(store)))  # type: ignore[arg-type]
     answers = await asyncio.gather(*(memo.complete(request("q")) for _ in range(6)))
     assert {a.text for a in answers} == {"answer to q"}
-    assert inner.paid == {"q": 1} and (memo.paid, memo.replayed) == (1, 5)
+    assert inner.paid == {"q": 1} and (memo.misses, memo.hits) == (1, 5)
     # Different seeds are different requests: each is paid.
     await asyncio.gather(memo.complete(request("q", seed=1)), memo.complete(request("q", seed=2)))
     assert inner.paid == {"q": 3}
@@ -75,19 +98,19 @@ async def test_many_identical_requests_at_once_are_paid_once(store: RunStore) ->
 
 async def test_a_failed_call_is_not_shared_a_waiter_asks_on_its_own(store: RunStore) -> None:
     inner = Slow(fail={"q"})
-    memo = MemoModel(inner, store, new_run(store))  # type: ignore[arg-type]
+    memo = CachedModel(inner, RunStoreCache(store, new_run(store)))  # type: ignore[arg-type]
     first, second = await asyncio.gather(
         memo.complete(request("q")), memo.complete(request("q")), return_exceptions=True
     )
     assert isinstance(first, ModelError)
     assert isinstance(second, Completion) and second.text == "answer to q"
-    assert inner.paid == {"q": 2} and memo.paid == 1
-    assert len(store.calls(memo.run_id)) == 1
+    assert inner.paid == {"q": 2} and memo.misses == 1
+    assert len(store.calls(run_of(memo))) == 1
 
 
 async def test_cancelling_the_payer_or_a_waiter_spares_the_other(store: RunStore) -> None:
     inner = Slow()
-    memo = MemoModel(inner, store, new_run(store))  # type: ignore[arg-type]
+    memo = CachedModel(inner, RunStoreCache(store, new_run(store)))  # type: ignore[arg-type]
     inner.release.clear()
     payer = asyncio.ensure_future(memo.complete(request("q")))
     await inner.started.wait()
@@ -107,7 +130,7 @@ async def test_cancelling_the_payer_or_a_waiter_spares_the_other(store: RunStore
     inner.release.set()
     assert (await payer).text == "answer to r"
     assert waiter.cancelled() and inner.paid["r"] == 1
-    assert {c["digest"] for c in store.calls(memo.run_id)} >= {request("r").digest()}
+    assert {c["digest"] for c in store.calls(run_of(memo))} >= {request("r").digest()}
 
 
 class Interleaved:

@@ -8,7 +8,10 @@ options go to `plan_search` (`guard_level`, `heuristic`, `temperature`, ...).
 Every pipeline is seeded (seed = trial), so a run at budget B is the run at a larger
 budget cut at B calls: pass rates at smaller budgets are read off one run at the
 largest (`deterministic` is True). Identical requests within a process are answered
-from one memo (`MemoModel`), so pipelines that share a prefix of calls pay for it once.
+from one in-memory cache (`CachedModel` over a `DictCache`): `full` and `search` share
+their first four calls, `search` and `search-blind` every call up to their first
+failure, and each is paid once. A cached answer keeps its original usage, so budgets,
+call counts and token figures are what they would have been without it.
 """
 
 from __future__ import annotations
@@ -16,7 +19,6 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from guardsearch.apps.plan.memo import MemoModel
 from guardsearch.apps.plan.pipelines import PIPELINES
 from guardsearch.apps.plan.problems import CATEGORIES, PlanProblem, get_problem, problems
 from guardsearch.apps.plan.report import backtracks
@@ -24,6 +26,7 @@ from guardsearch.apps.plan.solve import plan_search
 from guardsearch.core.errors import ConfigError
 from guardsearch.experiments.suite import MethodSpec, Problem
 from guardsearch.models.base import Model
+from guardsearch.models.cache import CachedModel, DictCache
 from guardsearch.models.metered import Metered
 
 
@@ -61,7 +64,7 @@ class PlanSuite:
 
     def __init__(self, *, memo: bool = True) -> None:
         self.memo = memo
-        self._memos: dict[int, MemoModel] = {}
+        self._memos: dict[int, CachedModel] = {}
 
     def problems(self, selector: Any) -> list[Problem]:
         return [
@@ -77,11 +80,11 @@ class PlanSuite:
     def _model(self, model: Metered) -> Metered:
         if not self.memo:
             return model
-        inner: Model = model.model
+        inner: Model = model.inner
         memo = self._memos.get(id(inner))
         if memo is None:
-            memo = self._memos[id(inner)] = MemoModel(inner)
-        return dataclasses.replace(model, model=memo)
+            memo = self._memos[id(inner)] = CachedModel(inner, DictCache())
+        return dataclasses.replace(model, inner=memo)
 
     async def run(
         self, method: MethodSpec, problem: Problem, model: Metered, trial: int

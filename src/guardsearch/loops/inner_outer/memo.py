@@ -1,7 +1,9 @@
-"""Query memoisation: a query probed once is never paid for again (seed 003).
+"""QueryMemo: a probe query answered once is never probed again (docs/probe.md).
 
-Keys are normalised queries (the policy's `normalise`: lower case, sorted terms per
-slot, duplicates removed), so "Painter French" and "french painter" share one entry.
+Not a model cache (that is `models.cache.CachedModel`, keyed by request digest): this
+memo keeps the prober's `Observation`s, keyed by the normalised query (the policy's
+`normalise`: lower case, sorted terms per slot, duplicates removed), so "Painter
+French" and "french painter" share one entry, and a hit comes back marked memoised.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from guardsearch.loops.inner_outer.observation import Observation
 
 @dataclass
 class QueryMemo:
+    """Observations by normalised query; `hits`/`misses` count lookups."""
+
     entries: dict[str, Observation] = field(default_factory=dict)
     hits: int = 0
     misses: int = 0

@@ -297,7 +297,7 @@ class _Run:
     def cost(self, step: Step, variables: dict[str, Any]) -> int:
         """Upper-bound tokens of one call of `step` (the estimate Metered reserves)."""
         request = step.request(self.context, **variables)
-        return estimate_prompt_tokens(self.metered.model, request) + step.max_tokens
+        return estimate_prompt_tokens(self.metered.inner, request) + step.max_tokens
 
     def synthesis_reserve(self) -> Usage:
         """What the final synthesis needs: the loop never spends it on more iterations."""

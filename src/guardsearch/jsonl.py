@@ -1,4 +1,9 @@
-"""JsonlSink: append a run's events to a JSON Lines file as they happen."""
+"""JSON Lines files, the format of every append-only log here: event traces (`JsonlSink`),
+replay logs (`models.replay`) and experiment results.
+
+Writers append whole lines, each ending in a newline; readers ignore a torn last line
+(a killed writer) and nothing else.
+"""
 
 from __future__ import annotations
 
