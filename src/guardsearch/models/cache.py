@@ -40,9 +40,13 @@ class CompletionCache(Protocol):
 
 @dataclass
 class DictCache:
-    """Answers in a dict, for as long as the process (or the owner) keeps it."""
+    """Answers in a dict, for as long as the process (or the owner) keeps it.
 
-    answers: dict[str, Completion] = field(default_factory=dict)
+    The durable caches are dict caches that load their answers when made and write
+    each new one through before keeping it.
+    """
+
+    answers: dict[str, Completion] = field(default_factory=dict, kw_only=True, repr=False)
 
     def get(self, digest: str) -> Completion | None:
         return self.answers.get(digest)

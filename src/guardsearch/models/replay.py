@@ -17,7 +17,7 @@ from pathlib import Path
 from guardsearch.core.errors import ConfigError, ReplayMiss
 from guardsearch.core.messages import Completion, ModelRequest
 from guardsearch.jsonl import cut_torn_tail, json_line, jsonl_lines
-from guardsearch.models.cache import CachedModel
+from guardsearch.models.cache import CachedModel, DictCache
 
 
 def load_log(path: Path) -> dict[str, Completion]:
@@ -40,22 +40,17 @@ def load_log(path: Path) -> dict[str, Completion]:
 
 
 @dataclass
-class FileCache:
-    """A `CompletionCache` in a replay log: loaded when made, appended to (fsynced) on put."""
+class FileCache(DictCache):
+    """A cache in a replay log: loaded when made, appended to (fsynced) on put."""
 
     path: Path
-    answers: dict[str, Completion] = field(init=False, repr=False)
     _tail_checked: bool = field(default=False, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.path = Path(self.path)
         self.answers = load_log(self.path)
 
-    def get(self, digest: str) -> Completion | None:
-        return self.answers.get(digest)
-
     def put(self, digest: str, request: ModelRequest, completion: Completion) -> None:
-        self.answers[digest] = completion
         record = {
             "digest": digest,
             "request": request.as_dict(),
@@ -69,9 +64,7 @@ class FileCache:
             fh.write(json_line(record))
             fh.flush()
             os.fsync(fh.fileno())
-
-    def __len__(self) -> int:
-        return len(self.answers)
+        super().put(digest, request, completion)
 
 
 @dataclass

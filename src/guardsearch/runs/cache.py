@@ -10,19 +10,20 @@ once are paid once: `CachedModel` does that for every cache.)
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from guardsearch.core.messages import Completion, ModelRequest
+from guardsearch.models.cache import DictCache
 from guardsearch.store.base import RunStore
 
 
 @dataclass
-class RunStoreCache:
-    """A `CompletionCache` in the run store's `calls` of run `run_id`."""
+class RunStoreCache(DictCache):
+    """A cache in the run store's `calls` of run `run_id`: loaded when made, each new
+    answer committed on put."""
 
     store: RunStore
     run_id: str
-    answers: dict[str, Completion] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.answers = {
@@ -30,13 +31,7 @@ class RunStoreCache:
             for c in self.store.calls(self.run_id)
         }
 
-    def get(self, digest: str) -> Completion | None:
-        return self.answers.get(digest)
-
     def put(self, digest: str, request: ModelRequest, completion: Completion) -> None:
         # One autocommitted insert: durable before the caller sees the answer.
         self.store.remember(self.run_id, digest, request.as_dict(), completion.as_dict())
-        self.answers[digest] = completion
-
-    def __len__(self) -> int:
-        return len(self.answers)
+        super().put(digest, request, completion)
