@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from guardsearch.core.errors import ConfigError
-from guardsearch.store.jsonl import json_line, jsonl_lines
+from guardsearch.jsonl import json_line, jsonl_lines
 
 ARCHIVE_NAME = "traces.jsonl.gz"
 LOOSE_DIR = "traces"
