@@ -33,6 +33,11 @@ class BudgetExceeded(RunError):
         self.usage = usage
         self.limit = limit
 
+    @property
+    def timed_out(self) -> bool:
+        """Was it the deadline (time), not a cap on calls, tokens or cost?"""
+        return "deadline" in self.reason
+
 
 class ModelError(RunError):
     """A model backend failed (after its own retries for transient errors)."""

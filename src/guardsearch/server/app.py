@@ -27,6 +27,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from guardsearch.core.budget import Budget, BudgetLike
 from guardsearch.core.errors import ConfigError
 from guardsearch.core.events import Event, Trace
+from guardsearch.loops.kernel import phase_record
 from guardsearch.loops.research.config import ResearchConfig, default_budget
 from guardsearch.loops.research.orchestrator import ResearchLoop, ResearchRun
 from guardsearch.loops.research.schemas import AgentResponse, ErrorResponse
@@ -234,7 +235,9 @@ def create_app(
 
             async def work(job: Job) -> AgentResponse | ErrorResponse:
                 trace = Trace()
-                trace.subscribe(lambda e: job.on_phase(e.data) if e.kind == "phase" else None)
+                trace.subscribe(
+                    lambda e: job.on_phase(phase_record(e)) if e.kind == "phase" else None
+                )
                 return (await _safe_research(service, body, trace, run_id)).response
 
             service.jobs.start(run_id, work)
@@ -402,7 +405,7 @@ async def _sse(service: _Service, body: RunRequest, run_id: str) -> AsyncIterato
 
     def forward(event: Event) -> None:
         if event.kind == "phase":
-            queue.put_nowait(("phase", event.data))
+            queue.put_nowait(("phase", phase_record(event)))
 
     trace.subscribe(forward)
 

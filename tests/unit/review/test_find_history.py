@@ -30,16 +30,16 @@ async def test_find_loads_and_saves_the_history_file(
     )
     assert first.attempts[1].applied is not None
     saved = load_history(path)
-    assert saved.records and {r.run for r in saved.records} == {first.run_id}
+    assert saved.records and {r.run for r in saved.records} == {first.history_run}
     assert all(r.domain == "art" for r in saved.records)
     second = await find(
         REQUEST, model=ScriptedModel(answer), provider=CorpusProvider(art_index), history=path
     )
-    assert second.run_id == first.run_id + 1
+    assert second.history_run == first.history_run + 1
     # what raised quality most in the first run is applied first in the second
     best = max(saved.records, key=lambda r: r.gain or 0)
     assert (best.gain or 0) >= 0.05 and second.attempts[1].applied == best.refinement
-    assert {r.run for r in load_history(path).records} == {first.run_id, second.run_id}
+    assert {r.run for r in load_history(path).records} == {first.history_run, second.history_run}
 
 
 async def test_a_refinement_that_helped_in_the_history_file_is_tried_first(

@@ -62,8 +62,8 @@ async def test_a_shared_history_is_reused_by_the_next_run_not_exhausted_by_it() 
     second = await ReviewLoop(second_task, model(), config(), history).run("find things")
     assert second_task.applied == ["replan"]
     assert second.stop_reason == "threshold_met"
-    assert second.run_id == first.run_id + 1
-    learned = [r for r in history.records if r.run == second.run_id]
+    assert second.history_run == first.history_run + 1
+    learned = [r for r in history.records if r.run == second.history_run]
     assert [(r.refinement.level, r.learned, r.domain) for r in learned] == [
         ("replan", True, "docs")
     ]

@@ -71,7 +71,7 @@ async def test_retry_stops_at_the_budget_before_spending() -> None:
     # plan 1 call + attempt 1 (3 judge calls) = 4; attempt 2 may cost 3 more -> 7 > 6
     scripted = model()
     run = await ReviewLoop(task, scripted, config()).run("find things", budget=6)
-    assert run.stop_reason == "budget"
+    assert run.stop_reason == "budget_exhausted"
     assert len(run.attempts) == 1 and task.applied == []
     assert scripted.calls == 4
     assert any("budget ran out" in c for c in run.caveats)
@@ -120,4 +120,4 @@ async def test_low_quality_to_the_end_answers_with_caveats(tmp_path: Path) -> No
 async def test_a_plan_failure_ends_the_run_with_an_error_not_a_crash() -> None:
     task = ListTask({"start": []})
     run = await ReviewLoop(task, ScriptedModel([]), config()).run("find things")
-    assert run.stop_reason == "plan_failed" and not run.ok and run.error
+    assert run.stop_reason == "model_error" and not run.ok and run.error  # the script ran dry

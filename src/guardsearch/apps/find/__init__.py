@@ -57,7 +57,7 @@ async def find(
     loop = ReviewLoop(task, model, config or ReviewConfig(min_items=min_items), shared)
     run = await loop.run(request, budget=budget, min_items=min_items, trace=trace)
     if path is not None:
-        save_history(shared, path, run=run.run_id)
+        save_history(shared, path, run=run.history_run)
     return run
 
 

@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +16,7 @@ from guardsearch.apps.probe.planner import ModelPlanner
 from guardsearch.apps.probe.policy import CorpusProbePolicy
 from guardsearch.apps.probe.prober import CorpusProber
 from guardsearch.core.budget import BudgetLike
-from guardsearch.core.errors import BudgetExceeded, ConfigError, ModelError, StepFailed
+from guardsearch.core.errors import ConfigError
 from guardsearch.core.events import Trace
 from guardsearch.core.source import Source
 from guardsearch.core.usage import Usage
@@ -31,8 +30,8 @@ from guardsearch.loops.inner_outer import (
     run_adaptive,
 )
 from guardsearch.loops.inner_outer.budget import DEFAULT_INNER_PROBES, DEFAULT_OUTER_CALLS
+from guardsearch.loops.kernel import Kernel, Stop
 from guardsearch.models.base import Model
-from guardsearch.models.metered import Metered
 
 
 @dataclass(kw_only=True)
@@ -153,20 +152,18 @@ async def _baseline(
     trace: Trace,
     max_results: int,
 ) -> ProbeRun:
-    started = time.perf_counter()
-    metered = Metered(model, control.outer, trace)
+    kernel = Kernel("inner_outer", model, control.outer, trace=trace)
     notes: list[str] = []
 
     def event(layer: str, phase: str, **data: Any) -> None:
-        t = round(time.perf_counter() - started, 4)
-        trace.emit("phase", step="inner_outer", layer=layer, phase=phase, t=t, **data)
+        kernel.phase(phase, layer=layer, **data)
 
     event("outer", "plan", status="start")
     try:
-        plan = await planner.plan(topic, metered)
+        plan = await kernel.attempt("plan", planner.plan(topic, kernel.metered))
         event("outer", "plan", status="done", outer_used=control.outer_used)
-    except (BudgetExceeded, StepFailed, ModelError) as exc:
-        notes.append(f"plan failed: {exc}")
+    except Stop as stop:
+        notes.append(f"plan failed: {stop.error}")
         plan = planner.fallback(topic)
     query = " ".join(dict.fromkeys([*plan.pool, *plan.terms]))
     control.charge_probe()
@@ -177,10 +174,15 @@ async def _baseline(
     if control.outer.affords(Usage(calls=1)):
         event("outer", "evaluate", status="start")
         try:
-            evaluation = await planner.evaluate(topic, results, metered)
+            evaluation = await kernel.attempt(
+                "evaluate", planner.evaluate(topic, results, kernel.metered)
+            )
             event("outer", "evaluate", status="done", outer_used=control.outer_used)
-        except (BudgetExceeded, StepFailed, ModelError) as exc:
-            notes.append(f"evaluate failed: {exc}")
+        except Stop as stop:
+            notes.append(f"evaluate failed: {stop.error}")
+    fields = kernel.finish(
+        "single_search", layer="outer", results=len(results), budget=control.as_dict()
+    )
     return ProbeRun(
         topic=topic,
         mode="baseline",
@@ -189,7 +191,7 @@ async def _baseline(
         evaluation=evaluation,
         budget=control,
         trace=trace,
-        seconds=time.perf_counter() - started,
+        seconds=fields["seconds"],
         stop_reasons=["single_search"],
         notes=notes,
     )

@@ -20,7 +20,7 @@ from guardsearch.apps.probe.query import ProbeQuery
 from guardsearch.core.errors import ConfigError
 from guardsearch.core.source import Source
 from guardsearch.corpus.index import CorpusIndex
-from guardsearch.loops.inner_outer.observation import Observation
+from guardsearch.loops.inner_outer.plan import Observation
 
 _BM25 = "bm25(docs_fts, 8.0, 2.0, 1.0)"
 _MERGED_ROWS = 300

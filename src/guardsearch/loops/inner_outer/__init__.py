@@ -7,15 +7,14 @@ from guardsearch.loops.inner_outer.extensions import (
     DefaultTermination,
     FailureClassifier,
     MultiObjectiveTermination,
+    Planner,
     RuleClassifier,
     SingleStrategy,
     StrategySelector,
     TerminationPolicy,
 )
 from guardsearch.loops.inner_outer.memo import QueryMemo
-from guardsearch.loops.inner_outer.observation import Observation
-from guardsearch.loops.inner_outer.plan import Evaluation, ProbePlan
-from guardsearch.loops.inner_outer.planner import Planner
+from guardsearch.loops.inner_outer.plan import Evaluation, Observation, ProbePlan
 from guardsearch.loops.inner_outer.policy import (
     BandProbePolicy,
     PolicySettings,

@@ -1,5 +1,7 @@
-"""Extension points of seed 003, each with a default that run_adaptive uses.
+"""Extension points of seed 003: the protocols run_adaptive plugs in, with defaults.
 
+- `Planner` is the outer layer: plan, evaluate, replan (one model call each) and a
+  fallback plan written by code (no default: the app brings it, e.g. apps/probe);
 - `StrategySelector` picks the ProbePolicy for a plan (default: one policy for all);
 - `FailureClassifier` names how an inner loop ended, which decides whether the outer
   planner replans (default: rule-based over the stop reason and the results);
@@ -12,12 +14,33 @@ Pass your own objects to run_adaptive to replace any of them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from guardsearch.core.source import Source
 from guardsearch.loops.inner_outer.budget import ControlBudget
-from guardsearch.loops.inner_outer.plan import ProbePlan
+from guardsearch.loops.inner_outer.plan import Evaluation, ProbePlan
 from guardsearch.loops.inner_outer.policy import ProbePolicy, ProbeState
+from guardsearch.models.metered import Metered
+
+
+class Planner(Protocol):
+    """The outer planner (seed 003): plan, evaluate, replan, each one model call."""
+
+    async def plan(self, topic: str, metered: Metered) -> ProbePlan: ...
+
+    async def evaluate(
+        self, topic: str, results: Sequence[Source], metered: Metered
+    ) -> Evaluation: ...
+
+    async def replan(
+        self, topic: str, plan: ProbePlan, state: ProbeState, failure: str, metered: Metered
+    ) -> ProbePlan: ...
+
+    def fallback(self, topic: str) -> ProbePlan:
+        """A plan written by code when the model cannot plan (no budget, bad output)."""
+        ...
 
 
 class StrategySelector(Protocol):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from guardsearch.loops.inner_outer.observation import Observation
+from guardsearch.loops.inner_outer.plan import Observation
 
 
 @dataclass

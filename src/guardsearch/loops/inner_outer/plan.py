@@ -1,10 +1,14 @@
-"""What the outer planner hands the inner loop, and what it says about the results."""
+"""What the two layers hand each other: the outer planner's plan for the inner loop and
+its verdict on the results; what one inner probe of one query saw."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+from collections.abc import Hashable
+from dataclasses import dataclass, replace
 
 from guardsearch.core.errors import ConfigError
+from guardsearch.core.source import Source
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -30,3 +34,23 @@ class Evaluation:
 
     satisfied: bool
     reason: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Observation:
+    """What one probe of one query saw: the hit count and the top hits."""
+
+    query: Hashable
+    key: str
+    count: int
+    hits: tuple[Source, ...]
+    from_memo: bool = False
+
+    @property
+    def result_hash(self) -> str:
+        """A digest of the top 10 result keys (equal hashes: the same results came back)."""
+        ids = "\n".join(h.key for h in self.hits[:10])
+        return hashlib.sha256(f"{self.count}\n{ids}".encode()).hexdigest()[:16]
+
+    def memoised(self) -> Observation:
+        return replace(self, from_memo=True)

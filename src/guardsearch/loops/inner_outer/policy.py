@@ -27,8 +27,7 @@ from typing import Literal, Protocol
 from guardsearch.core.errors import ConfigError
 from guardsearch.core.source import Source
 from guardsearch.loops.inner_outer.band import AdaptiveBand
-from guardsearch.loops.inner_outer.observation import Observation
-from guardsearch.loops.inner_outer.plan import ProbePlan
+from guardsearch.loops.inner_outer.plan import Observation, ProbePlan
 from guardsearch.loops.inner_outer.scoring import ScoreContext, WeightedScorer
 
 Move = Literal["start", "narrow", "broaden", "lateral", "stop"]

@@ -11,19 +11,19 @@
         evaluation -> replan and run the inner loop again (inner -> outer linkage)
     evaluate the results                   outer call 2 (or 3)
 
-Every step of both layers is a `phase` event (step "inner_outer", `layer` outer or
-inner); timeline.py turns them into the dual-layer timeline.
+The loop kernel (loops/kernel.py) is the run's shell: every step of both layers is a
+`phase` event (step "inner_outer", `layer` outer or inner, `t` seconds); timeline.py
+turns them into the dual-layer timeline. A failed planner call is a note, not a stop.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Hashable, Sequence
+from collections.abc import Awaitable, Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from guardsearch.core.budget import BudgetLike
-from guardsearch.core.errors import BudgetExceeded, ConfigError, ModelError, StepFailed
+from guardsearch.core.errors import ConfigError
 from guardsearch.core.events import Trace
 from guardsearch.core.source import Source
 from guardsearch.core.usage import Usage
@@ -36,21 +36,22 @@ from guardsearch.loops.inner_outer.budget import (
 from guardsearch.loops.inner_outer.extensions import (
     DefaultTermination,
     FailureClassifier,
+    Planner,
     RuleClassifier,
     SingleStrategy,
     StrategySelector,
     TerminationPolicy,
 )
 from guardsearch.loops.inner_outer.memo import QueryMemo
-from guardsearch.loops.inner_outer.observation import Observation
-from guardsearch.loops.inner_outer.plan import Evaluation, ProbePlan
-from guardsearch.loops.inner_outer.planner import Planner
+from guardsearch.loops.inner_outer.plan import Evaluation, Observation, ProbePlan
 from guardsearch.loops.inner_outer.policy import BandProbePolicy, ProbePolicy, ProbeState
 from guardsearch.loops.inner_outer.scoring import ScoreContext, WeightedScorer
+from guardsearch.loops.kernel import Kernel, Stop
 from guardsearch.models.base import Model
 from guardsearch.models.metered import Metered
 
 _STEP = "inner_outer"
+T = TypeVar("T")
 
 
 class Prober(Protocol):
@@ -90,14 +91,6 @@ class AdaptiveResult:
         return self.budget.probes_used
 
 
-class _Clock:
-    def __init__(self) -> None:
-        self.start = time.perf_counter()
-
-    def __call__(self) -> float:
-        return round(time.perf_counter() - self.start, 4)
-
-
 async def run_adaptive(
     topic: str,
     *,
@@ -126,27 +119,28 @@ async def run_adaptive(
         if policy is None:
             raise ConfigError("run_adaptive needs a policy or a selector")
         selector = SingleStrategy(policy)
+    control = ControlBudget.of(budget, inner_budget, inner_steps=inner_steps)
     run = _Run(
         topic=topic,
+        kernel=Kernel(_STEP, model, control.outer, trace=trace),
         planner=planner,
         prober=prober,
         selector=selector,
-        budget=ControlBudget.of(budget, inner_budget, inner_steps=inner_steps),
+        budget=control,
         classifier=classifier or RuleClassifier(),
         termination=termination or DefaultTermination(),
         scorer=scorer or WeightedScorer(),
         memo=memo if memo is not None else QueryMemo(),
-        trace=trace if trace is not None else Trace(),
         max_replans=max_replans,
         max_results=max_results,
     )
-    run.metered = Metered(model, run.budget.outer, run.trace)
     return await run.go()
 
 
 @dataclass(kw_only=True)
 class _Run:
     topic: str
+    kernel: Kernel
     planner: Planner
     prober: Prober
     selector: StrategySelector
@@ -155,25 +149,26 @@ class _Run:
     termination: TerminationPolicy
     scorer: WeightedScorer
     memo: QueryMemo
-    trace: Trace
     max_replans: int
     max_results: int
-    metered: Metered = field(init=False)
-    clock: _Clock = field(default_factory=_Clock)
     notes: list[str] = field(default_factory=list)
 
-    def event(self, layer: str, phase: str, **data: Any) -> None:
-        self.trace.emit("phase", step=_STEP, layer=layer, phase=phase, t=self.clock(), **data)
+    @property
+    def metered(self) -> Metered:
+        return self.kernel.metered
 
-    async def outer_call(self, phase: str, call: Any) -> Any:
-        """One planner call; on failure the run goes on without it (noted)."""
+    def event(self, layer: str, phase: str, **data: Any) -> None:
+        self.kernel.phase(phase, layer=layer, **data)
+
+    async def outer_call(self, phase: str, call: Awaitable[T]) -> T | None:
+        """One planner call; on a run error the run goes on without it (noted)."""
         calls_before = self.budget.outer_used
         self.event("outer", phase, status="start", outer_used=calls_before)
         try:
-            value = await call
-        except (BudgetExceeded, StepFailed, ModelError) as exc:
-            self.notes.append(f"{phase} failed: {exc}")
-            self.event("outer", phase, status="failed", error=str(exc))
+            value = await self.kernel.attempt(phase, call)
+        except Stop as stop:
+            self.notes.append(f"{phase} failed: {stop.error}")
+            self.event("outer", phase, status="failed", error=str(stop.error))
             return None
         self.event("outer", phase, status="done", outer_used=self.budget.outer_used)
         return value
@@ -206,7 +201,12 @@ class _Run:
             evaluation = await self.outer_call(
                 "evaluate", self.planner.evaluate(self.topic, results, self.metered)
             )
-        self.event("outer", "end", results=len(results), budget=self.budget.as_dict())
+        fields = self.kernel.finish(
+            outcomes[-1].stop_reason,
+            layer="outer",
+            results=len(results),
+            budget=self.budget.as_dict(),
+        )
         return AdaptiveResult(
             topic=self.topic,
             results=results,
@@ -214,8 +214,8 @@ class _Run:
             inner=outcomes,
             evaluation=evaluation,
             budget=self.budget,
-            trace=self.trace,
-            seconds=self.clock(),
+            trace=fields["trace"],
+            seconds=fields["seconds"],
             notes=self.notes,
         )
 

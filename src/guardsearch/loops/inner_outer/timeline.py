@@ -1,6 +1,7 @@
 """The dual-layer timeline (seed 003): outer planner calls and inner probe steps.
 
-Built from the run's `phase` events (step "inner_outer"); drawn as a PNG with
+Built from the run's `phase` events (step "inner_outer"; the kernel's fixed `phase`
+and `t`, and the `layer`); drawn as a PNG with
 matplotlib on request: the top panel shows the outer layer's calls (plan, replan,
 evaluate) over time, the bottom panel the inner layer's hit count per step on a log
 scale, with the adaptive band (lo..hi) shaded, its EMA, and memo-only steps marked.
@@ -14,6 +15,10 @@ from typing import Any
 
 from guardsearch.core.errors import ConfigError
 from guardsearch.core.events import Trace
+from guardsearch.loops.kernel import FIXED_FIELDS
+
+# The kernel's fixed fields and the layer are the entry's own fields, not its data.
+_NOT_DATA = frozenset({*FIXED_FIELDS, "layer"})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -37,7 +42,7 @@ class Timeline:
         for event in trace.of_kind("phase"):
             if event.step != "inner_outer":
                 continue
-            data = {k: v for k, v in event.data.items() if k not in ("layer", "phase", "t")}
+            data = {k: v for k, v in event.data.items() if k not in _NOT_DATA}
             entries.append(
                 TimelineEntry(
                     layer=str(event.data.get("layer", "")),

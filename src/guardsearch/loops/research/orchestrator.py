@@ -11,9 +11,11 @@
         iteration += 1
     compact, synthesize from retrieved sources only, verify citations in code
 
-Every phase is an Event; every model call goes through Metered (budget + trace);
-every model output is schema-constrained and guarded. Whatever goes wrong ends as
-an ErrorResponse with the evidence, never as an exception or an empty answer.
+The loop kernel (loops/kernel.py) is the run's shell: run id, trace, the metered
+model (budget + trace), the clock, the phase events (with the seed's iteration,
+token_budget and results on each) and the one mapping of errors to stop reasons.
+Every model output is schema-constrained and guarded. Whatever goes wrong ends as an
+ErrorResponse with the evidence (answer.py), never as an exception or an empty answer.
 """
 
 from __future__ import annotations
@@ -21,25 +23,27 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from guardsearch.core.budget import Budget, BudgetLike
 from guardsearch.core.context import Context
-from guardsearch.core.errors import (
-    BudgetExceeded,
-    ConfigError,
-    GuardsearchError,
-    ModelError,
-    StepFailed,
-)
+from guardsearch.core.errors import ConfigError, StepFailed
 from guardsearch.core.events import Trace
+from guardsearch.core.outcome import new_run_id, stop_reason_for
 from guardsearch.core.source import Source
 from guardsearch.core.usage import Usage
 from guardsearch.corpus.query import terms
+from guardsearch.loops.kernel import Kernel, Stop
+from guardsearch.loops.research.answer import (
+    NO_VERIFICATION,
+    agent_response,
+    agent_source,
+    error_response,
+    metadata,
+    unverified_error,
+)
 from guardsearch.loops.research.citations import (
     ModelSupport,
     SupportJudge,
@@ -49,7 +53,7 @@ from guardsearch.loops.research.citations import (
 )
 from guardsearch.loops.research.compaction import RawStore, compact, compaction_reason
 from guardsearch.loops.research.config import ResearchConfig, default_budget
-from guardsearch.loops.research.observability import emit_phase, phase_logger
+from guardsearch.loops.research.observability import phase_fields, phase_logger
 from guardsearch.loops.research.phases import (
     DEGRADED_NOTE,
     NO_SOURCES_ANSWER,
@@ -63,7 +67,6 @@ from guardsearch.loops.research.schemas import (
     AgentResponse,
     AgentSource,
     Citation,
-    CitationReport,
     ErrorResponse,
     PlanDraft,
     PlanQuery,
@@ -73,7 +76,6 @@ from guardsearch.loops.research.schemas import (
     ResponseMetadata,
     SynthesisDraft,
     SynthesisResponse,
-    UsageReport,
 )
 from guardsearch.loops.research.state import (
     CitationRecord,
@@ -82,13 +84,13 @@ from guardsearch.loops.research.state import (
     check_transition,
 )
 from guardsearch.models.base import Model, estimate_prompt_tokens
-from guardsearch.models.metered import Metered
 from guardsearch.steps.step import Step, run_step
 from guardsearch.tools.base import SearchProvider
 from guardsearch.tools.reformulate import broaden
 from guardsearch.tools.resilient import QueryOutcome, ResilienceSettings, ResilientSearch
 from guardsearch.tools.retry import Sleep
 
+T = TypeVar("T")
 log = logging.getLogger("guardsearch.research")
 _REFORMULATION = "reformulation of: "
 # Claim/source verdicts the loop keeps budget for when the model judges support.
@@ -105,6 +107,7 @@ class ResearchRun:
     trace: Trace
     usage: Usage
     seconds: float
+    stop_reason: str = ""
     search_failures: int = 0
     plan: PlanResponse | None = None
     reflections: list[ReflectionResponse] = field(default_factory=list)
@@ -116,8 +119,8 @@ class ResearchRun:
         return isinstance(self.response, AgentResponse)
 
 
-class _Stop(Exception):
-    """Internal: end the run with this ErrorResponse."""
+class _Refused(Exception):
+    """Internal: the run answers with this ErrorResponse (the answer failed verification)."""
 
     def __init__(self, response: ErrorResponse) -> None:
         self.response = response
@@ -151,67 +154,44 @@ class ResearchLoop:
         answer may still be written after them.
         """
         trace = trace if trace is not None else Trace()
-        run_id = run_id or uuid.uuid4().hex[:16]
+        run_id = run_id or new_run_id()
         trace.subscribe(phase_logger(run_id))
         started = self.clock()
         try:
             config = self.config.with_options(**options)
             limits = Budget.of(budget if budget is not None else default_budget())
+            task = " ".join(task.split())
+            if not task:
+                raise ConfigError("the task is empty")
         except ConfigError as exc:
             return self._invalid(run_id, trace, started, str(exc))
-        task = " ".join(task.split())
-        if not task:
-            return self._invalid(run_id, trace, started, "the task is empty")
-        loop_seconds = limits.allowance.seconds
-        grace = None if loop_seconds is None else loop_seconds + config.synthesis_grace_s
-        ledger = Budget.of(limits, seconds=grace, clock=self.clock)
-        metered = Metered(self.model, ledger, trace)
-        search = ResilientSearch(
-            self.providers, settings=self.resilience, trace=trace, sleep=self.sleep
-        )
-        tier = config.limits(None)
-        state = ResearchState(
-            task=task,
-            max_iters=tier.max_iters,
-            max_queries=tier.max_queries,
-            max_sources=tier.max_sources,
-            tier=tier.name,
-        )
-        run = _Run(
-            self, config, run_id, trace, metered, search, RawStore(), started, loop_seconds, state
-        )
-        emit_phase(trace, "start", state, ledger, run_id=run_id, model=self.model.name)
+        run = _Run(self, config, limits, task, trace, run_id, started)
+        run.kernel.phase("start", model=self.model.name)
         response: AgentResponse | ErrorResponse
         try:
             response = await run.execute()
-        except _Stop as stop:
-            response = stop.response
+        except Stop as stop:
+            response, run.stop_reason = error_response(stop, run_id), stop.reason
+        except _Refused as refused:
+            response, run.stop_reason = refused.response, "unverified_answer"
         except Exception as exc:  # the last line of defence: an error response, no crash
             log.exception("research run %s failed unexpectedly", run_id)
             response = ErrorResponse.of(
                 "internal_error", f"{type(exc).__name__}: {exc}", retryable=False
             )
-        seconds = self.clock() - started
+            run.stop_reason = stop_reason_for(exc)
+        ok = isinstance(response, AgentResponse)
+        error = response.error.type if isinstance(response, ErrorResponse) else None
+        fields = run.kernel.finish(run.stop_reason, ok=ok, error=error)
         if isinstance(response, AgentResponse):
-            response = response.model_copy(update={"seconds": round(seconds, 3), "run_id": run_id})
-        emit_phase(
-            trace,
-            "end",
-            run.state,
-            ledger,
-            ok=isinstance(response, AgentResponse),
-            seconds=round(seconds, 3),
-            stop_reason=run.stop_reason,
-            error=response.error.type if isinstance(response, ErrorResponse) else None,
-        )
+            response = response.model_copy(
+                update={"seconds": round(fields["seconds"], 3), "run_id": run_id}
+            )
         return ResearchRun(
-            run_id=run_id,
+            **fields,
             response=response,
             state=run.state,
-            trace=trace,
-            usage=metered.usage,
-            seconds=seconds,
-            search_failures=search.failures,
+            search_failures=run.search.failures,
             plan=run.plan,
             reflections=run.reflections,
             synthesis=run.synthesis,
@@ -221,45 +201,55 @@ class ResearchLoop:
     def _invalid(self, run_id: str, trace: Trace, started: float, message: str) -> ResearchRun:
         error = ErrorResponse.of("invalid_request", message, retryable=False)
         state = ResearchState(task="(invalid)", max_iters=1)
-        emit_phase(trace, "end", state, Budget(), ok=False, error=error.error.type)
-        return ResearchRun(
-            run_id=run_id,
-            response=error,
-            state=state,
-            trace=trace,
-            usage=Usage(),
-            seconds=self.clock() - started,
-        )
+        kernel = Kernel("research", self.model, Budget(), trace=trace, run_id=run_id)
+        kernel.started = started  # the time spent on the request counts
+        kernel.standing = lambda: phase_fields(state, kernel.budget)
+        fields = kernel.finish("invalid_request", ok=False, error=error.error.type)
+        return ResearchRun(**fields, response=error, state=state)
 
 
 class _Run:
-    """The mutable shell around one run's immutable states (kept out of ResearchLoop so
-    one loop object serves many concurrent runs)."""
+    """One run's own phases around its immutable states (kept out of ResearchLoop so
+    one loop object serves many concurrent runs); the kernel is its shell."""
 
     def __init__(
         self,
         loop: ResearchLoop,
         config: ResearchConfig,
-        run_id: str,
+        limits: Budget,
+        task: str,
         trace: Trace,
-        metered: Metered,
-        search: ResilientSearch,
-        raw: RawStore,
+        run_id: str,
         started: float,
-        loop_seconds: float | None,
-        state: ResearchState,
     ) -> None:
-        self.loop = loop
         self.config = config
-        self.run_id = run_id
-        self.trace = trace
-        self.metered = metered
-        self.search = search
-        self.raw = raw
-        self.started = started
-        self.loop_seconds = loop_seconds
-        self.state = state
-        self.context = Context(objective=state.task)
+        self.loop_seconds = limits.allowance.seconds
+        grace = None if self.loop_seconds is None else self.loop_seconds + config.synthesis_grace_s
+        ledger = Budget.of(limits, seconds=grace, clock=loop.clock)
+        self.kernel = Kernel(
+            "research",
+            loop.model,
+            ledger,
+            trace=trace,
+            run_id=run_id,
+            clock=loop.clock,
+            standing=lambda: phase_fields(self.state, ledger),
+        )
+        self.kernel.started = started
+        self.metered = self.kernel.metered
+        self.search = ResilientSearch(
+            loop.providers, settings=loop.resilience, trace=trace, sleep=loop.sleep
+        )
+        self.raw = RawStore()
+        tier = config.limits(None)
+        self.state = ResearchState(
+            task=task,
+            max_iters=tier.max_iters,
+            max_queries=tier.max_queries,
+            max_sources=tier.max_sources,
+            tier=tier.name,
+        )
+        self.context = Context(objective=task)
         self.stop_reason = ""
         self.plan: PlanResponse | None = None
         self.reflections: list[ReflectionResponse] = []
@@ -269,7 +259,7 @@ class _Run:
         # One judge per run, shared by the synthesis guard and the final verification
         # (a model judge remembers its verdicts, so no pair is asked twice).
         self.judge: SupportJudge = support_judge(
-            config.support, threshold=config.support_threshold, model=metered
+            config.support, threshold=config.support_threshold, model=self.metered
         )
 
     # -- bookkeeping -----------------------------------------------------------------
@@ -278,21 +268,14 @@ class _Run:
         check_transition(self.state, new)
         self.state = new
 
-    def phase(self, name: str, state: ResearchState | None = None, **data: Any) -> None:
-        emit_phase(self.trace, name, state or self.state, self.metered.budget, **data)
-
-    def elapsed(self) -> float:
-        return self.loop.clock() - self.started
+    def phase(self, name: str, **data: Any) -> None:
+        self.kernel.phase(name, **data)
 
     def out_of_time(self) -> bool:
-        return self.loop_seconds is not None and self.elapsed() >= self.loop_seconds
+        return self.loop_seconds is not None and self.kernel.elapsed() >= self.loop_seconds
 
     def metadata(self, tokens: int) -> ResponseMetadata:
-        return ResponseMetadata(
-            timestamp=datetime.now(UTC).isoformat(timespec="seconds"),
-            model=self.metered.name,
-            token_count=tokens,
-        )
+        return metadata(self.metered.name, tokens)
 
     def cost(self, step: Step, variables: dict[str, Any]) -> int:
         """Upper-bound tokens of one call of `step` (the estimate Metered reserves)."""
@@ -321,57 +304,16 @@ class _Run:
     def reflection_cost(self) -> Usage:
         return Usage(calls=1, prompt_tokens=self.cost(*self.reflection_call()))
 
-    async def step(self, phase: str, coro: Any) -> Any:
-        """Await a guarded step; turn its failure into the seed's ErrorResponse."""
+    async def step(self, phase: str, work: Awaitable[T]) -> T:
+        """Await a phase's work; a failed step is logged in the state before it stops
+        the run (the kernel maps the error to the stop)."""
         try:
-            return await coro
-        except StepFailed as exc:
-            self.advance(self.state.with_error(phase, str(exc), attempt=exc.attempts))
-            parse = exc.last_artifact is not None and (
-                exc.last_artifact.parse_error is not None
-                or any("schema violation" in f for f in exc.feedback[-1:])
-            )
-            kind = (
-                "parse_error"
-                if parse
-                else ("unverified_answer" if phase == "synthesize" else "guard_failed")
-            )
-            raise _Stop(
-                ErrorResponse.of(
-                    kind,
-                    f"{phase} failed: {exc}",
-                    retryable=parse,
-                    details={"phase": phase, "run_id": self.run_id, **exc.evidence()},
-                )
-            ) from exc
-        except BudgetExceeded as exc:
-            timeout = "deadline" in exc.reason
-            raise _Stop(
-                ErrorResponse.of(
-                    "timeout" if timeout else "budget_exceeded",
-                    f"{phase}: {exc}",
-                    retryable=False,
-                    details={"phase": phase, "run_id": self.run_id, "usage": exc.usage.as_dict()},
-                )
-            ) from exc
-        except ModelError as exc:
-            raise _Stop(
-                ErrorResponse.of(
-                    "model_error",
-                    f"{phase}: {exc}",
-                    retryable=True,
-                    details={"phase": phase, "run_id": self.run_id},
-                )
-            ) from exc
-        except GuardsearchError as exc:
-            raise _Stop(
-                ErrorResponse.of(
-                    "run_error",
-                    f"{phase}: {exc}",
-                    retryable=False,
-                    details={"phase": phase, "run_id": self.run_id},
-                )
-            ) from exc
+            return await self.kernel.attempt(phase, work)
+        except Stop as stop:
+            if isinstance(stop.error, StepFailed):
+                attempts = stop.error.attempts
+                self.advance(self.state.with_error(phase, str(stop.error), attempt=attempts))
+            raise
 
     # -- the loop --------------------------------------------------------------------
 
@@ -420,7 +362,7 @@ class _Run:
         return None
 
     async def do_plan(self) -> None:
-        self.phase("plan", self.state)
+        self.phase("plan")
         step = plan_step(self.config)
         outcome = await self.step(
             "plan", run_step(step, self.context, self.metered, variables={"task": self.state.task})
@@ -443,7 +385,6 @@ class _Run:
         )
         self.phase(
             "planned",
-            self.state,
             tier=limits.name,
             detected=draft.complexity,
             queries=[q.query for q in self.state.plan_queries],
@@ -451,7 +392,7 @@ class _Run:
 
     async def do_search(self) -> None:
         queries = self.state.plan_queries
-        self.phase("search", self.state, queries=[q.query for q in queries])
+        self.phase("search", queries=[q.query for q in queries])
         outcomes: list[QueryOutcome] = []
         for query in queries:
             if self.out_of_time():
@@ -465,7 +406,6 @@ class _Run:
         self.advance(new)
         self.phase(
             "searched",
-            self.state,
             found=sum(len(o.hits) for o in outcomes),
             failed=[o.query for o in outcomes if o.failed],
             empty=[o.query for o in outcomes if not o.failed and o.empty],
@@ -487,7 +427,6 @@ class _Run:
         self.advance(compact(self.state, self.config.active_results))
         self.phase(
             "compact",
-            self.state,
             reason=reason,
             tokens_before=before,
             tokens_after=self.state.approx_tokens(),
@@ -509,7 +448,7 @@ class _Run:
 
     async def do_reflect(self) -> None:
         s = self.state
-        self.phase("reflect", s)
+        self.phase("reflect")
         step, variables = self.reflection_call()
         outcome = await self.step(
             "reflect", run_step(step, self.context, self.metered, variables=variables)
@@ -536,7 +475,6 @@ class _Run:
         self._pending = [Query(query=q.query, intent=q.intent) for q in new_queries]
         self.phase(
             "reflected",
-            self.state,
             sufficient=draft.sufficient,
             confidence=draft.confidence,
             gaps=gaps,
@@ -559,7 +497,7 @@ class _Run:
             # search's: a note in the trace and an entry in the response's errors.
             if q.intent.startswith(_REFORMULATION):
                 failed = q.intent[len(_REFORMULATION) :]
-                self.trace.emit(
+                self.kernel.trace.emit(
                     "note", step="search", what="reformulate", tier=2, query=failed, variant=q.query
                 )
                 new = new.with_error(
@@ -572,7 +510,6 @@ class _Run:
         self.advance(new)
         self.phase(
             "next_queries",
-            self.state,
             queries=[q.query for q in self.state.plan_queries],
         )
 
@@ -580,7 +517,6 @@ class _Run:
         s = self.state
         self.phase(
             "synthesize",
-            s,
             degraded=s.degraded_mode,
             insufficient=s.insufficient_termination,
             stop_reason=self.stop_reason,
@@ -602,20 +538,7 @@ class _Run:
         )
         self.verification = verification
         if not verification.verified:
-            raise _Stop(
-                ErrorResponse.of(
-                    "unverified_answer",
-                    "no cited source supports the answer after verification",
-                    retryable=False,
-                    details={
-                        "phase": "verify",
-                        "run_id": self.run_id,
-                        "answer": draft.answer,
-                        "hallucinated": list(verification.hallucinated),
-                        "unsupported": list(verification.unsupported),
-                    },
-                )
-            )
+            raise _Refused(unverified_error(draft.answer, verification, self.kernel.run_id))
         # Dropped ids and the sentences no source supports leave the answer (they are
         # reported in `citations`): nothing unsupported reads as if it were verified.
         answer = verification.clean_answer
@@ -645,28 +568,12 @@ class _Run:
         )
         self.phase(
             "verified",
-            self.state,
             verified=list(verification.verified),
             hallucinated=list(verification.hallucinated),
             unsupported=list(verification.unsupported),
         )
         return self.response(
-            answer,
-            verification,
-            [
-                AgentSource(
-                    id=r.id,
-                    title=r.title,
-                    type=r.kind,
-                    location=r.location,
-                    snippet=_snippet(full[r.id]),
-                    provider=r.provider,
-                    license=r.license,
-                    attribution=r.attribution,
-                )
-                for r in verified
-            ],
-            tokens,
+            answer, verification, [agent_source(r, full[r.id]) for r in verified], tokens
         )
 
     def synthesis_variables(self, shown: Sequence[Source]) -> dict[str, Any]:
@@ -684,62 +591,25 @@ class _Run:
         if self.state.degraded_mode:
             answer = f"{answer} ({DEGRADED_NOTE})"
         self.synthesis = SynthesisResponse(answer=answer, citations=[], metadata=self.metadata(0))
-        report = Verification(
-            method="none",
-            cited=(),
-            verified=(),
-            hallucinated=(),
-            unsupported=(),
-            unsupported_claims=(),
-        )
-        return self.response(answer, report, [], 0)
+        return self.response(answer, NO_VERIFICATION, [], 0)
 
     def response(
         self, answer: str, verification: Verification, sources: list[AgentSource], tokens: int
     ) -> AgentResponse:
-        s = self.state
-        used = self.metered.usage
-        return AgentResponse(
-            summary=answer,
-            final_answer=answer,
-            sources=sources,
-            citations=CitationReport(
-                method=verification.method,
-                verified=list(verification.verified),
-                hallucinated=list(verification.hallucinated),
-                unsupported=list(verification.unsupported),
-                unsupported_claims=list(verification.unsupported_claims),
-                removed_claims=list(verification.removed_claims),
-            ),
-            sufficient=s.sufficient,
-            confidence=s.confidence,
-            insufficient_termination=s.insufficient_termination,
-            degraded_mode=s.degraded_mode,
+        return agent_response(
+            self.state,
+            answer,
+            verification,
+            sources,
             stop_reason=self.stop_reason,
-            gaps=list(s.gaps),
-            tier=s.tier,  # type: ignore[arg-type]
-            iterations=s.iteration,
-            queries=[r.query for r in s.queries_run],
-            failed_queries=list(s.failed_queries),
-            errors=[{k: v for k, v in e.__dict__.items() if v is not None} for e in s.error_log],
-            usage=UsageReport(
-                calls=used.calls,
-                prompt_tokens=used.prompt_tokens,
-                completion_tokens=used.completion_tokens,
-                total_tokens=used.total_tokens,
-            ),
-            metadata=self.metadata(tokens),
+            usage=self.metered.usage,
+            meta=self.metadata(tokens),
         )
 
 
 def _meaningful(text: str) -> bool:
     # "<title>" or "...": the prompt's placeholders echoed back, not a query or a gap.
     return bool(terms(text)) and "<" not in text and ">" not in text
-
-
-def _snippet(text: str, chars: int = 300) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= chars else flat[: chars - 1].rstrip() + "…"
 
 
 async def run_research(

@@ -12,21 +12,23 @@
         check the budget for one more attempt *before* spending; apply; retry
     answer with what was verified, with caveats when quality stayed low
 
-Every phase is a `phase` event (step "review"); model calls go through Metered.
+The loop kernel (loops/kernel.py) is the run's shell: every phase is a `phase` event
+(step "review"), model calls go through its Metered, and a run error (a plan or replan
+that failed, a budget that ran out mid-call) ends the run with the kernel's stop reason.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic
 
 from guardsearch.core.budget import Budget, BudgetLike
-from guardsearch.core.errors import BudgetExceeded, ModelError, StepFailed
+from guardsearch.core.errors import BudgetExceeded
 from guardsearch.core.events import Trace
 from guardsearch.core.source import Source
 from guardsearch.core.usage import Usage
+from guardsearch.loops.kernel import Kernel, Stop
 from guardsearch.loops.review.config import DEFAULT_BUDGET_CALLS, ReviewConfig
 from guardsearch.loops.review.history import RefinementHistory
 from guardsearch.loops.review.quality import (
@@ -40,7 +42,6 @@ from guardsearch.loops.review.reflection import Reflection
 from guardsearch.loops.review.run import AttemptRecord, ReviewRun
 from guardsearch.loops.review.task import ReviewTask, SpecT
 from guardsearch.models.base import Model
-from guardsearch.models.metered import Metered
 
 
 def _largest(usages: Sequence[Usage]) -> Usage:
@@ -70,36 +71,22 @@ class ReviewLoop(Generic[SpecT]):
         trace: Trace | None = None,
     ) -> ReviewRun:
         """Review `request` within `budget` (anything `Budget.of` takes; 40 calls)."""
-        state = _RunState(
-            self,
-            request,
-            Budget.of(budget),
-            min_items or self.config.min_items,
-            trace if trace is not None else Trace(),
-        )
-        return await state.run()
+        kernel = Kernel("review", self.model, Budget.of(budget), trace=trace)
+        return await _RunState(self, kernel, request, min_items or self.config.min_items).run()
 
 
 class _RunState(Generic[SpecT]):
-    def __init__(
-        self,
-        loop: ReviewLoop[SpecT],
-        request: str,
-        budget: Budget,
-        min_items: int,
-        trace: Trace,
-    ):
-        self.loop = loop
+    def __init__(self, loop: ReviewLoop[SpecT], kernel: Kernel, request: str, min_items: int):
         self.task = loop.task
         self.config = loop.config
         self.history = loop.history
-        self.run_id = loop.history.begin_run()
+        self.kernel = kernel
+        self.metered = kernel.metered
+        # The run's number in the refinement history (escalation is per run).
+        self.history_run = loop.history.begin_run()
         self.learned: Refinement | None = None
         self.request = request
         self.min_items = min_items
-        self.trace = trace
-        self.metered = Metered(loop.model, budget, trace)
-        self.started = time.perf_counter()
         self.reflection: Reflection | None = None
         self.domain = "general"
         self.threshold = self.config.thresholds.default
@@ -110,15 +97,15 @@ class _RunState(Generic[SpecT]):
         self.error = ""
 
     def phase(self, phase: str, **data: Any) -> None:
-        self.trace.emit("phase", step="review", phase=phase, **data)
+        self.kernel.phase(phase, **data)
 
     async def run(self) -> ReviewRun:
         self.phase("start", request=self.request, min_items=self.min_items)
         try:
-            planned = await self.task.plan(self.request, self.metered)
-        except (StepFailed, BudgetExceeded, ModelError) as exc:
-            self.error = f"plan failed: {exc}"
-            return self.finish("plan_failed")
+            planned = await self.kernel.attempt("plan", self.task.plan(self.request, self.metered))
+        except Stop as stop:
+            self.error = f"plan failed: {stop.error}"
+            return self.finish(stop.reason)
         self.plan_cost = self.metered.usage  # a replan costs about what the plan did
         self.reflection = planned.reflection
         self.domain = planned.domain
@@ -135,9 +122,12 @@ class _RunState(Generic[SpecT]):
     async def attempt_loop(self, spec: SpecT) -> ReviewRun:
         applied: Refinement | None = None
         for number in range(1, self.config.max_attempts + 1):
-            record = await self.attempt(number, spec, applied)
-            if record is None:
-                return self.finish("budget")
+            try:
+                record = await self.attempt(number, spec, applied)
+            except Stop as stop:
+                if isinstance(stop.error, BudgetExceeded):
+                    self.phase("budget_stop", attempt=number, reason=stop.error.reason)
+                return self.finish(stop.reason)
             report = record.report
             if report.meets_threshold and len(self.accepted) >= self.min_items:
                 return self.finish("threshold_met")
@@ -147,42 +137,36 @@ class _RunState(Generic[SpecT]):
             if number == self.config.max_attempts:
                 return self.finish("max_attempts")
             if not self.can_afford(refinement):
-                return self.finish("budget")
+                return self.finish("budget_exhausted")
             try:
-                spec = await self.refine(spec, refinement)
-            except (StepFailed, ModelError) as exc:
-                self.phase("replan_failed", error=str(exc))
-                return self.finish("replan_failed")
-            except BudgetExceeded:
-                return self.finish("budget")
+                spec = await self.kernel.attempt("refine", self.refine(spec, refinement))
+            except Stop as stop:
+                if not isinstance(stop.error, BudgetExceeded):
+                    self.phase("replan_failed", error=str(stop.error))
+                return self.finish(stop.reason)
             self.history.applied(
                 number,
                 refinement,
                 report.quality_score,
-                run=self.run_id,
+                run=self.history_run,
                 domain=self.domain,
                 learned=self.is_learned(refinement),
             )
             applied = refinement
         return self.finish("max_attempts")  # pragma: no cover - the loop always returns
 
-    async def attempt(
-        self, number: int, spec: SpecT, applied: Refinement | None
-    ) -> AttemptRecord | None:
-        began, usage_before = time.perf_counter(), self.metered.usage
+    async def attempt(self, number: int, spec: SpecT, applied: Refinement | None) -> AttemptRecord:
+        began, usage_before = self.kernel.elapsed(), self.metered.usage
         self.phase("act", attempt=number, spec=self.task.describe(spec))
         candidates = _unique(await self.task.act(spec))
         fresh = [c for c in candidates if c.key not in self.verdicts]
-        try:
-            for verdict in await self.task.verify(fresh, spec, self.metered):
-                self.verdicts[verdict.key] = verdict
-        except BudgetExceeded as exc:
-            self.phase("budget_stop", attempt=number, reason=exc.reason)
-            return None
+        judged = await self.kernel.attempt("review", self.task.verify(fresh, spec, self.metered))
+        for verdict in judged:
+            self.verdicts[verdict.key] = verdict
         verdicts = [self.verdicts[c.key] for c in candidates if c.key in self.verdicts]
         report = quality_report(verdicts, self.threshold)
         if applied is not None:
-            self.history.outcome(report.quality_score, run=self.run_id)
+            self.history.outcome(report.quality_score, run=self.history_run)
         newly = [c for c in candidates if self.verdicts[c.key].accepted]
         for candidate in newly:
             self.accepted.setdefault(candidate.key, candidate)
@@ -197,7 +181,7 @@ class _RunState(Generic[SpecT]):
             report=report,
             accepted=[c.key for c in newly],
             usage=self.metered.usage - usage_before,
-            seconds=time.perf_counter() - began,
+            seconds=self.kernel.elapsed() - began,
         )
         self.attempts.append(record)
         self.phase("reviewed", attempt=number, quality_report=report.model_dump())
@@ -214,7 +198,7 @@ class _RunState(Generic[SpecT]):
         quality in earlier runs of this domain; else the escalation order of this run,
         each level's offers ranked by the history."""
         escalation = self.config.escalation
-        mine = self.history.of_run(self.run_id)
+        mine = self.history.of_run(self.history_run)
         offers: dict[Level, list[Refinement]] = {}
 
         def offered(level: Level) -> list[Refinement]:
@@ -228,7 +212,7 @@ class _RunState(Generic[SpecT]):
         self.learned = None
         everything = [r for level in escalation.allowed(mine) for r in offered(level)]
         proven = self.history.proven(
-            everything, run=self.run_id, domain=self.domain, min_gain=escalation.min_gain
+            everything, run=self.history_run, domain=self.domain, min_gain=escalation.min_gain
         )
         if proven:
             # a pick at the level escalation would try first anyway is not a jump
@@ -236,7 +220,7 @@ class _RunState(Generic[SpecT]):
                 self.learned = proven[0]
             return proven[0]
         for level in levels:
-            ranked = self.history.rank(offered(level), run=self.run_id, domain=self.domain)
+            ranked = self.history.rank(offered(level), run=self.history_run, domain=self.domain)
             if ranked:
                 return ranked[0]
         return None
@@ -272,25 +256,21 @@ class _RunState(Generic[SpecT]):
     def finish(self, stop_reason: str) -> ReviewRun:
         items = list(self.accepted.values())
         caveats = self.caveats(stop_reason, items)
-        run = ReviewRun(
+        fields = self.kernel.finish(stop_reason, items=len(items), caveats=caveats)
+        return ReviewRun(
+            **fields,
             request=self.request,
             reflection=self.reflection,
             domain=self.domain,
             threshold=self.threshold,
             attempts=self.attempts,
             items=items,
-            stop_reason=stop_reason,
             caveats=caveats,
             answer=compose_answer(self.request, items, caveats),
-            usage=self.metered.usage,
-            seconds=time.perf_counter() - self.started,
             history=self.history,
-            run_id=self.run_id,
-            trace=self.trace,
+            history_run=self.history_run,
             error=self.error,
         )
-        self.phase("end", stop_reason=stop_reason, items=len(items), caveats=caveats)
-        return run
 
     def caveats(self, stop_reason: str, items: Sequence[Source]) -> list[str]:
         notes: list[str] = []
@@ -307,7 +287,7 @@ class _RunState(Generic[SpecT]):
             notes.append(
                 f"Only {len(items)} of the {self.min_items} requested items were verified."
             )
-        if stop_reason == "budget":
+        if stop_reason in ("budget_exhausted", "deadline"):
             notes.append("The budget ran out before another attempt could be paid for.")
         elif stop_reason == "no_refinement" and notes:
             notes.append("No untried refinement was left to improve the results.")

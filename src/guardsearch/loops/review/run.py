@@ -54,12 +54,14 @@ class ReviewRun:
     history: RefinementHistory
     trace: Trace = field(repr=False)
     error: str = ""
-    run_id: int = 0
+    run_id: str = ""
+    # The run's number in `history` (what its refinement records name as their run).
+    history_run: int = 0
 
     @property
     def refinements(self) -> RefinementHistory:
         """This run's refinements (`history` may hold earlier runs' too)."""
-        return self.history.of_run(self.run_id)
+        return self.history.of_run(self.history_run)
 
     @property
     def ok(self) -> bool:
@@ -74,6 +76,7 @@ class ReviewRun:
             "threshold": self.threshold,
             "attempts": [a.as_dict() for a in self.attempts],
             "run_id": self.run_id,
+            "history_run": self.history_run,
             "refinement_history": self.refinements.as_list(),
             "items": [
                 {"key": c.key, "title": c.title, "description": c.description} for c in self.items

@@ -1,0 +1,109 @@
+"""The loop kernel: the shell every loop run shares (research, review, inner/outer).
+
+    kernel = Kernel("review", model, Budget.of(budget), trace=trace)
+    kernel.phase("plan")                          # a `phase` event with the fixed fields
+    planned = await kernel.attempt("plan", task.plan(request, kernel.metered))
+    ...
+    return ReviewRun(..., **kernel.finish("threshold_met"))
+
+A kernel holds the run id, the trace, the metered model (the only way the loop's
+model calls meet its budget) and the clock. Every phase event carries the same fixed
+fields, `phase`, `run_id` and `t` (seconds since the run started), under the event's
+`step` = the family, plus what the family adds to every event (`standing`) and to this
+one. A run error inside `attempt` becomes a `Stop` carrying the stop reason from the
+one core mapping (`core/outcome.py`); a family decides what a stop means for it (an
+error response, a caveat, a note). `finish` emits the `end` phase and returns the
+fields every outcome shares.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, TypeVar
+
+from guardsearch.core.budget import Budget
+from guardsearch.core.errors import RunError
+from guardsearch.core.events import Event, Trace
+from guardsearch.core.outcome import StopReason, new_run_id, stop_reason_for
+from guardsearch.models.base import Model
+from guardsearch.models.metered import Metered
+
+T = TypeVar("T")
+
+# The fields every phase event has in its data, whatever the family.
+FIXED_FIELDS = ("phase", "run_id", "t")
+
+
+class Stop(Exception):
+    """A phase's run error ended the run: the stop reason, the phase, the error."""
+
+    def __init__(self, reason: StopReason, phase: str, error: RunError) -> None:
+        super().__init__(f"{phase}: {error}")
+        self.reason = reason
+        self.phase = phase
+        self.error = error
+
+
+class Kernel:
+    """One loop run's run id, trace, metered model and clock, and its phase events."""
+
+    def __init__(
+        self,
+        family: str,
+        model: Model,
+        budget: Budget,
+        *,
+        trace: Trace | None = None,
+        run_id: str | None = None,
+        clock: Callable[[], float] = time.perf_counter,
+        standing: Callable[[], Mapping[str, Any]] | None = None,
+    ) -> None:
+        self.family = family
+        self.run_id = run_id or new_run_id()
+        self.trace = trace if trace is not None else Trace()
+        self.metered = Metered(model, budget, self.trace)
+        self.clock = clock
+        self.started = clock()
+        self.standing = standing
+
+    @property
+    def budget(self) -> Budget:
+        return self.metered.budget
+
+    def elapsed(self) -> float:
+        return self.clock() - self.started
+
+    def phase(self, name: str, **data: Any) -> Event:
+        """Emit the `phase` event `name`: the fixed fields, the standing ones, `data`."""
+        standing = dict(self.standing()) if self.standing is not None else {}
+        fixed: dict[str, Any] = {
+            "phase": name,
+            "run_id": self.run_id,
+            "t": round(self.elapsed(), 4),
+        }
+        return self.trace.emit("phase", step=self.family, **fixed, **standing, **data)
+
+    async def attempt(self, phase: str, work: Awaitable[T]) -> T:
+        """Await `work`; a run error (budget, step, model) becomes a `Stop`."""
+        try:
+            return await work
+        except RunError as exc:
+            raise Stop(stop_reason_for(exc), phase, exc) from exc
+
+    def finish(self, stop_reason: str, **data: Any) -> dict[str, Any]:
+        """Emit the `end` phase; the fields every outcome shares (usage, seconds, ...)."""
+        seconds = self.elapsed()
+        self.phase("end", stop_reason=stop_reason, **data)
+        return {
+            "stop_reason": stop_reason,
+            "usage": self.metered.usage,
+            "seconds": seconds,
+            "run_id": self.run_id,
+            "trace": self.trace,
+        }
+
+
+def phase_record(event: Event) -> dict[str, Any]:
+    """A phase event as one flat JSON-ready record: `step` (the family) and its data."""
+    return {"step": event.step, **event.data}

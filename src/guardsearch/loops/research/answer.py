@@ -1,0 +1,154 @@
+"""What a research run answers: the seed's AgentResponse, or its ErrorResponse.
+
+Code, not the model, fills these contracts: the sources are the verified citations
+with their snippets, the citation report comes from the verification, and a run that
+stopped on an error answers with the error's type, message and evidence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from guardsearch.core.errors import BudgetExceeded, StepFailed
+from guardsearch.core.source import Source
+from guardsearch.core.usage import Usage
+from guardsearch.loops.kernel import Stop
+from guardsearch.loops.research.citations import Verification
+from guardsearch.loops.research.schemas import (
+    AgentResponse,
+    AgentSource,
+    CitationReport,
+    ErrorResponse,
+    ResponseMetadata,
+    UsageReport,
+)
+from guardsearch.loops.research.state import ResearchState
+
+# The seed's error types for the core stop reasons (a failed step is told apart below).
+_ERROR_TYPES = {
+    "budget_exhausted": "budget_exceeded",
+    "deadline": "timeout",
+    "model_error": "model_error",
+    "run_error": "run_error",
+}
+NO_VERIFICATION = Verification(
+    method="none", cited=(), verified=(), hallucinated=(), unsupported=(), unsupported_claims=()
+)
+
+
+def metadata(model: str, tokens: int) -> ResponseMetadata:
+    return ResponseMetadata(
+        timestamp=datetime.now(UTC).isoformat(timespec="seconds"), model=model, token_count=tokens
+    )
+
+
+def agent_source(source: Source, full_text: str) -> AgentSource:
+    return AgentSource(
+        id=source.id,
+        title=source.title,
+        type=source.kind,
+        location=source.location,
+        snippet=_snippet(full_text),
+        provider=source.provider,
+        license=source.license,
+        attribution=source.attribution,
+    )
+
+
+def agent_response(
+    state: ResearchState,
+    answer: str,
+    verification: Verification,
+    sources: Sequence[AgentSource],
+    *,
+    stop_reason: str,
+    usage: Usage,
+    meta: ResponseMetadata,
+) -> AgentResponse:
+    """The seed's response for an answered run, from its final state."""
+    return AgentResponse(
+        summary=answer,
+        final_answer=answer,
+        sources=list(sources),
+        citations=CitationReport(
+            method=verification.method,
+            verified=list(verification.verified),
+            hallucinated=list(verification.hallucinated),
+            unsupported=list(verification.unsupported),
+            unsupported_claims=list(verification.unsupported_claims),
+            removed_claims=list(verification.removed_claims),
+        ),
+        sufficient=state.sufficient,
+        confidence=state.confidence,
+        insufficient_termination=state.insufficient_termination,
+        degraded_mode=state.degraded_mode,
+        stop_reason=stop_reason,
+        gaps=list(state.gaps),
+        tier=state.tier,  # type: ignore[arg-type]
+        iterations=state.iteration,
+        queries=[r.query for r in state.queries_run],
+        failed_queries=list(state.failed_queries),
+        errors=[{k: v for k, v in e.__dict__.items() if v is not None} for e in state.error_log],
+        usage=UsageReport(
+            calls=usage.calls,
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            total_tokens=usage.total_tokens,
+        ),
+        metadata=meta,
+    )
+
+
+def error_response(stop: Stop, run_id: str) -> ErrorResponse:
+    """The seed's error for a run a phase's error stopped, with the evidence."""
+    error, phase = stop.error, stop.phase
+    details: dict[str, object] = {"phase": phase, "run_id": run_id}
+    if isinstance(error, StepFailed):
+        last = error.last_artifact
+        parse = last is not None and (
+            last.parse_error is not None
+            or any("schema violation" in f for f in error.feedback[-1:])
+        )
+        kind = (
+            "parse_error"
+            if parse
+            else "unverified_answer"
+            if phase == "synthesize"
+            else "guard_failed"
+        )
+        return ErrorResponse.of(
+            kind,
+            f"{phase} failed: {error}",
+            retryable=parse,
+            details={**details, **error.evidence()},
+        )
+    if isinstance(error, BudgetExceeded):
+        details["usage"] = error.usage.as_dict()
+    return ErrorResponse.of(
+        _ERROR_TYPES[stop.reason],
+        f"{phase}: {error}",
+        retryable=stop.reason == "model_error",
+        details=details,
+    )
+
+
+def unverified_error(answer: str, verification: Verification, run_id: str) -> ErrorResponse:
+    """No cited source survived verification: an error, never an uncited answer."""
+    return ErrorResponse.of(
+        "unverified_answer",
+        "no cited source supports the answer after verification",
+        retryable=False,
+        details={
+            "phase": "verify",
+            "run_id": run_id,
+            "answer": answer,
+            "hallucinated": list(verification.hallucinated),
+            "unsupported": list(verification.unsupported),
+        },
+    )
+
+
+def _snippet(text: str, chars: int = 300) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= chars else flat[: chars - 1].rstrip() + "…"
