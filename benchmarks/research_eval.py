@@ -15,8 +15,15 @@ Metrics per question and overall:
 
 A retrieval-only pass (no model) scores BM25 recall on every generated question.
 
+`--set second` runs the second evaluation set instead (benchmarks/data/
+research_questions.jsonl, built by benchmarks/build_sets.py: description -> title and
+distinctive fact -> title questions, answered by the article's title), on one half:
+`--split tune` (may be tuned on) or `--split heldout` (never tuned on).
+
     python benchmarks/research_eval.py --model embedded --limit 23
     python benchmarks/research_eval.py --retrieval-only
+    python benchmarks/research_eval.py --set second --split tune --retrieval-only
+    flock /tmp/gs-model.lock python benchmarks/research_eval.py --set second --split tune
 """
 
 from __future__ import annotations
@@ -42,6 +49,7 @@ from guardsearch.models.spec import model_from_spec
 from guardsearch.tools import CorpusProvider
 
 RESULTS = Path(__file__).parent / "results"
+SECOND_SET = Path(__file__).parent / "data" / "research_questions.jsonl"
 ANCHOR = "A Sunday Afternoon on the Island of La Grande Jatte"
 
 _WORK = re.compile(
@@ -104,6 +112,18 @@ def build_questions() -> list[Question]:
         if _fold(answer) in _fold(extract):
             out.append(Question(question=question, expected=answer, article=title, kind=kind))
     return out
+
+
+def second_set(split: str) -> list[Question]:
+    """The second evaluation set's questions of `split` (tune, heldout or all)."""
+    rows = [json.loads(line) for line in SECOND_SET.read_text(encoding="utf-8").splitlines()]
+    return [
+        Question(
+            question=r["question"], expected=r["expected"], article=r["article"], kind=r["kind"]
+        )
+        for r in rows
+        if split in ("all", r["split"])
+    ]
 
 
 def model_set(questions: list[Question], limit: int) -> list[Question]:
@@ -218,8 +238,7 @@ def markdown(report: dict[str, Any]) -> str:
         f"# Research loop evaluation ({report['model']})",
         "",
         f"{report['date']}, {report['machine']}. Config: {report['config']}.",
-        "Questions are built from the embedded Wikipedia summaries "
-        "(`benchmarks/research_eval.py`); each is answerable from its article's summary.",
+        _about(report.get("set", "first")),
         "",
         "| metric | value |",
         "|---|---|",
@@ -257,6 +276,20 @@ def markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _about(which: str) -> str:
+    if which == "first":
+        return (
+            "Questions are built from the embedded Wikipedia summaries "
+            "(`benchmarks/research_eval.py`); each is answerable from its article's summary."
+        )
+    return (
+        f"The second evaluation set ({which}): description -> title and distinctive fact -> "
+        "title questions from the embedded Wikipedia summaries "
+        "(`benchmarks/data/research_questions.jsonl`, CC BY-SA 4.0, built by "
+        "`benchmarks/build_sets.py`); the answer is the article's title."
+    )
+
+
 def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.0%}"
 
@@ -264,21 +297,39 @@ def _pct(value: float | None) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", default="embedded")
-    parser.add_argument("--limit", type=int, default=23)
+    parser.add_argument(
+        "--limit",
+        type=int,
+        default=None,
+        help="questions (default: 23 of the first set, every question of a --set second split)",
+    )
     parser.add_argument("--tier", default="auto")
     parser.add_argument("--name", default="research_embedded")
     parser.add_argument("--retrieval-only", action="store_true")
+    parser.add_argument("--set", choices=("first", "second"), default="first")
+    parser.add_argument(
+        "--split",
+        choices=("tune", "heldout", "all"),
+        default="tune",
+        help="with --set second: which half (heldout: never tuned on)",
+    )
     args = parser.parse_args()
-    questions = build_questions()
+    questions = build_questions() if args.set == "first" else second_set(args.split)
     retrieval = retrieval_only(questions)
     print(f"retrieval only: {retrieval}", file=sys.stderr)
     if args.retrieval_only:
         return
     config = ResearchConfig.from_env(tier=args.tier)
     budget = default_budget().allowance
-    chosen = model_set(questions, args.limit)
+    if args.set == "first":
+        chosen = model_set(questions, args.limit or 23)
+        name = args.name
+    else:
+        chosen = questions[: args.limit] if args.limit else questions
+        name = args.name if args.name != "research_embedded" else f"research_second_{args.split}"
     rows = asyncio.run(evaluate(chosen, args.model, config))
     report = {
+        "set": args.set if args.set == "first" else f"second, {args.split} half",
         "model": args.model,
         "date": time.strftime("%Y-%m-%d"),
         "machine": f"{platform.machine()}, {_cpus()} CPU(s), Python {platform.python_version()}",
@@ -290,8 +341,8 @@ def main() -> None:
         "rows": rows,
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / f"{args.name}.json").write_text(json.dumps(report, indent=2, ensure_ascii=False))
-    (RESULTS / f"{args.name}.md").write_text(markdown(report))
+    (RESULTS / f"{name}.json").write_text(json.dumps(report, indent=2, ensure_ascii=False))
+    (RESULTS / f"{name}.md").write_text(markdown(report))
     print(json.dumps(report["summary"], indent=2))
 
 

