@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import random
 
+import guard_accuracy
 from guardbench.cases import Case, balanced, with_splits
 from guardbench.rates import Outcome, Rate, by_shape, false_accept, false_reject, wilson
 from guardbench.registry import GuardSpec
-
-import guard_accuracy
 
 
 def test_wilson_matches_known_values() -> None:
@@ -69,7 +68,9 @@ def test_splits_are_deterministic_balanced_and_disjoint() -> None:
 def test_balanced_takes_shapes_in_turn() -> None:
     cases = _cases(10)
     chosen = balanced(
-        [c for c in cases if c.label == "pass"], [c for c in cases if c.label == "fail"], 6,
+        [c for c in cases if c.label == "pass"],
+        [c for c in cases if c.label == "fail"],
+        6,
         random.Random(0),
     )
     assert sum(c.label == "pass" for c in chosen) == sum(c.label == "fail" for c in chosen) == 6
@@ -91,8 +92,12 @@ async def test_measure_reports_rates_per_split_and_shape() -> None:
     cases = with_splits(
         [
             Case(guard="g", id=f"{shape}-{i}", label=label, shape=shape, input={})
-            for label, shape in (("pass", "ok-x"), ("pass", "ok-y"), ("fail", "bad-x"),
-                                 ("fail", "bad-y"))
+            for label, shape in (
+                ("pass", "ok-x"),
+                ("pass", "ok-y"),
+                ("fail", "bad-x"),
+                ("fail", "bad-y"),
+            )
             for i in range(4)
         ],
         3,

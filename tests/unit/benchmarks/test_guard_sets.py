@@ -8,13 +8,12 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import build_sets
 import pytest
 from guardbench import find_cases, game24_cases, plan_cases
 from guardbench.cases import GUARD_SETS, read_cases, read_jsonl
 from guardbench.registry import GUARDS
 from guardbench.research_questions import build
-
-import build_sets
 
 ROOT = Path(__file__).resolve().parents[3]
 
