@@ -30,7 +30,7 @@ from typing import Any
 
 from guardbench.cases import Case, balanced
 from guardsearch.apps.plan.guards import plan_guard
-from guardsearch.apps.plan.problems import Problem, get_problem, problems
+from guardsearch.apps.plan.problems import PlanProblem, get_problem, problems
 from guardsearch.apps.plan.reference import reference_plan
 from guardsearch.apps.plan.step_guards import AnalysisGuard, ReconGuard, StrategyGuard
 from guardsearch.core.artifact import Artifact
@@ -45,7 +45,7 @@ Steps = list[dict[str, Any]]
 class Truth:
     """What a plan (a list of step dicts) is, by the documented semantics."""
 
-    problem: Problem
+    problem: PlanProblem
 
     def structure(self, steps: Steps) -> bool:
         ids = [s.get("id") for s in steps]
@@ -153,7 +153,7 @@ class Truth:
 # -- plans: the reference and its mutations ----------------------------------------------
 
 
-def reference_steps(problem: Problem) -> Steps:
+def reference_steps(problem: PlanProblem) -> Steps:
     plan = reference_plan(problem)
     out = []
     for step in plan.steps:
@@ -181,26 +181,26 @@ def _renumber(steps: Steps) -> Steps:
     return out
 
 
-Mutation = Callable[[Problem, Steps, random.Random], Steps | None]
+Mutation = Callable[[PlanProblem, Steps, random.Random], Steps | None]
 
 
-def _reference(problem: Problem, steps: Steps, rng: random.Random) -> Steps | None:
+def _reference(problem: PlanProblem, steps: Steps, rng: random.Random) -> Steps | None:
     return steps
 
 
-def _extra_retry(problem: Problem, steps: Steps, rng: random.Random) -> Steps | None:
+def _extra_retry(problem: PlanProblem, steps: Steps, rng: random.Random) -> Steps | None:
     out = copy.deepcopy(steps)
     rng.choice(out)["retry_budget"] = 2
     return out
 
 
-def _over_budget(problem: Problem, steps: Steps, rng: random.Random) -> Steps | None:
+def _over_budget(problem: PlanProblem, steps: Steps, rng: random.Random) -> Steps | None:
     out = copy.deepcopy(steps)
     out[0]["retry_budget"] = min(9, problem.r_max + 1)
     return out
 
 
-def _harmless_extra(problem: Problem, steps: Steps, rng: random.Random) -> Steps | None:
+def _harmless_extra(problem: PlanProblem, steps: Steps, rng: random.Random) -> Steps | None:
     """A safe action whose preconditions hold initially, run first."""
     used = {s["action"] for s in steps}
     spare = [
@@ -214,7 +214,7 @@ def _harmless_extra(problem: Problem, steps: Steps, rng: random.Random) -> Steps
     return _renumber([extra, *copy.deepcopy(steps)])
 
 
-def _swap_adjacent(problem: Problem, steps: Steps, rng: random.Random) -> Steps | None:
+def _swap_adjacent(problem: PlanProblem, steps: Steps, rng: random.Random) -> Steps | None:
     main = _main_indices(steps)
     if len(main) < 2:
         return None
@@ -225,7 +225,7 @@ def _swap_adjacent(problem: Problem, steps: Steps, rng: random.Random) -> Steps 
     return _renumber(out)
 
 
-def _reverse_main(problem: Problem, steps: Steps, rng: random.Random) -> Steps | None:
+def _reverse_main(problem: PlanProblem, steps: Steps, rng: random.Random) -> Steps | None:
     main = _main_indices(steps)
     if len(main) < 2:
         return None
@@ -236,7 +236,7 @@ def _reverse_main(problem: Problem, steps: Steps, rng: random.Random) -> Steps |
     return _renumber(out)
 
 
-def _drop_step(problem: Problem, steps: Steps, rng: random.Random) -> Steps | None:
+def _drop_step(problem: PlanProblem, steps: Steps, rng: random.Random) -> Steps | None:
     main = [i for i in _main_indices(steps) if not steps[i].get("on_failure")]
     if len(main) < 2:
         return None
@@ -245,13 +245,13 @@ def _drop_step(problem: Problem, steps: Steps, rng: random.Random) -> Steps | No
     return _renumber(out)
 
 
-def _unknown_action(problem: Problem, steps: Steps, rng: random.Random) -> Steps | None:
+def _unknown_action(problem: PlanProblem, steps: Steps, rng: random.Random) -> Steps | None:
     out = copy.deepcopy(steps)
     rng.choice(out)["action"] = "ask_a_colleague"
     return out
 
 
-def _duplicate_id(problem: Problem, steps: Steps, rng: random.Random) -> Steps | None:
+def _duplicate_id(problem: PlanProblem, steps: Steps, rng: random.Random) -> Steps | None:
     if len(steps) < 2:
         return None
     out = copy.deepcopy(steps)
@@ -261,13 +261,13 @@ def _duplicate_id(problem: Problem, steps: Steps, rng: random.Random) -> Steps |
     return out
 
 
-def _zero_retry(problem: Problem, steps: Steps, rng: random.Random) -> Steps | None:
+def _zero_retry(problem: PlanProblem, steps: Steps, rng: random.Random) -> Steps | None:
     out = copy.deepcopy(steps)
     rng.choice(out)["retry_budget"] = 0
     return out
 
 
-def _backward_on_failure(problem: Problem, steps: Steps, rng: random.Random) -> Steps | None:
+def _backward_on_failure(problem: PlanProblem, steps: Steps, rng: random.Random) -> Steps | None:
     if len(steps) < 2:
         return None
     out = copy.deepcopy(steps)
@@ -275,7 +275,7 @@ def _backward_on_failure(problem: Problem, steps: Steps, rng: random.Random) -> 
     return out
 
 
-def _no_recovery(problem: Problem, steps: Steps, rng: random.Random) -> Steps | None:
+def _no_recovery(problem: PlanProblem, steps: Steps, rng: random.Random) -> Steps | None:
     recovery = {s["on_failure"] for s in steps if s.get("on_failure")}
     if not recovery:
         return None
@@ -287,7 +287,7 @@ def _no_recovery(problem: Problem, steps: Steps, rng: random.Random) -> Steps | 
     return _renumber(out)
 
 
-def _wrong_declared_pre(problem: Problem, steps: Steps, rng: random.Random) -> Steps | None:
+def _wrong_declared_pre(problem: PlanProblem, steps: Steps, rng: random.Random) -> Steps | None:
     out = copy.deepcopy(steps)
     step = rng.choice(out)
     action = problem.action(step["action"])
@@ -297,7 +297,7 @@ def _wrong_declared_pre(problem: Problem, steps: Steps, rng: random.Random) -> S
     return out if step["pre"] != list(action.pre) else None
 
 
-def _declared_honestly(problem: Problem, steps: Steps, rng: random.Random) -> Steps | None:
+def _declared_honestly(problem: PlanProblem, steps: Steps, rng: random.Random) -> Steps | None:
     out = copy.deepcopy(steps)
     for step in out:
         action = problem.action(step["action"])
@@ -306,7 +306,7 @@ def _declared_honestly(problem: Problem, steps: Steps, rng: random.Random) -> St
     return out
 
 
-def _unreachable_substitute(problem: Problem, steps: Steps, rng: random.Random) -> Steps | None:
+def _unreachable_substitute(problem: PlanProblem, steps: Steps, rng: random.Random) -> Steps | None:
     """A main-line action swapped for another giving the same effects whose
     preconditions nothing provides (the problems' distractors)."""
     out = copy.deepcopy(steps)
@@ -339,7 +339,7 @@ MUTATIONS: dict[str, Mutation] = {
 }
 
 
-def plans() -> list[tuple[Problem, str, Steps]]:
+def plans() -> list[tuple[PlanProblem, str, Steps]]:
     rng = random.Random(SEED)
     out = []
     for problem in problems():
