@@ -47,6 +47,10 @@ def _async(fn: Callable[[Case], Awaitable[bool]]) -> Judge:
     return judge
 
 
+async def _support_sources(case: Case, model: Any) -> bool:
+    return await research_cases.judge_support(case, as_sources=True)
+
+
 async def _support_model(case: Case, model: Any) -> bool:
     return await research_cases.judge_support(case, "model", model)
 
@@ -74,6 +78,15 @@ GUARDS: tuple[GuardSpec, ...] = (
         what="an answer and its cited sources, for a question",
         build=lambda ctx: research_cases.support_cases(ctx["exclude"], ctx["works"]),
         judge=_async(research_cases.judge_support),
+    ),
+    GuardSpec(
+        name="research-support-sources",
+        where="the same guard handed Sources (title and description with the text)",
+        what="the research-support cases",
+        truth="as research-support",
+        build=lambda ctx: [],
+        judge=_support_sources,
+        cases_of="research-support",
     ),
     GuardSpec(
         name="research-support-model",

@@ -35,12 +35,14 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Collection
+from typing import Any
 
 from guardbench.cases import Case, balanced
 from guardbench.corpus import Article, articles, bare_title, sentences
 from guardbench.research_questions import description_candidates
 from guardsearch.core.artifact import Artifact
 from guardsearch.core.context import Context
+from guardsearch.core.source import Source
 from guardsearch.loops.research.citations import support_judge
 from guardsearch.loops.research.config import ResearchConfig
 from guardsearch.loops.research.phases import plan_step, synthesize_step
@@ -174,11 +176,23 @@ def _plan_case(shape: str, label: str, i: int, question: str, queries: list[str]
 # -- judging: the shipped guards, called as the loop calls them -------------------------
 
 
-async def judge_support(case: Case, method: str = "lexical", model: object = None) -> bool:
-    """The synthesis guard's verdict on the case's answer (support by `method`)."""
+async def judge_support(
+    case: Case, method: str = "lexical", model: object = None, *, as_sources: bool = False
+) -> bool:
+    """The synthesis guard's verdict on the case's answer (support by `method`). The loop
+    hands the guard each source's text; `as_sources` hands it `Source`s instead (title
+    and description too)."""
     by_title = articles()
     data = case.input
-    sources = {f"[{i + 1}]": by_title[t].extract for i, t in enumerate(data["sources"])}
+    sources: dict[str, Any] = {}
+    for i, title in enumerate(data["sources"]):
+        article = by_title[title]
+        sources[f"[{i + 1}]"] = (
+            Source(id=f"[{i + 1}]", title=title, description=article.description,
+                   text=article.extract, kind="wikipedia")
+            if as_sources
+            else article.extract
+        )
     judge = support_judge(method, model=model)  # type: ignore[arg-type]
     step = synthesize_step(ResearchConfig(support=method), sources, judge)  # type: ignore[arg-type]
     draft = {"answer": data["answer"], "citations": data["citations"]}

@@ -9,6 +9,12 @@
    no support check runs at all (`NoSupportCheck`, `--support off`).
 3. Uncited claims: a sentence without a citation that states a fact must be backed
    by one of the retrieved sources too.
+4. Relevance (lexical judge, when the question is known): a sentence can be true of
+   its source and still not answer the question ("Paris is the capital of France [2]"
+   for "Who composed Don Giovanni?"). At least one verified source must be about what
+   the question asks: most of the question's words occur in what the source says,
+   its title and description included when it is a `Source` (what the article says
+   its subject is, which a description -> title question quotes).
 
 Only ids that exist *and* support their claim become the response's sources. A
 sentence no source supports (cited or not) is removed from the answer and reported,
@@ -26,6 +32,7 @@ from pydantic import BaseModel
 
 from guardsearch.core.context import Context
 from guardsearch.core.errors import ConfigError, StepFailed
+from guardsearch.core.source import Source
 from guardsearch.corpus.query import terms
 from guardsearch.models.metered import Metered
 from guardsearch.prompts import PromptTemplate
@@ -49,6 +56,23 @@ UNCITED_CANDIDATES = 5
 # Seurat"), checked together with the question it answers.
 SHORT_CLAIM = 5
 _SUFFIXES = ("ations", "ation", "ings", "ing", "edly", "ed", "es", "s", "'s", "’s")
+# A verified source must hold at least this share of the question's words (not its
+# frame words or numbers) for the answer to count as answering the question.
+RELEVANCE = 0.5
+# Words that frame a question or an answer ("Which subject is described as: ...?",
+# "The subject described is X.") rather than say anything a source could back.
+_FRAME = frozenset(
+    {"subject", "described", "describe", "describes", "called", "known", "named", "name"}
+)
+
+
+def source_text(source: str | Source) -> str:
+    """All a source says: its text, after its title and description when it is a
+    `Source` (a Wikipedia description is the article's own word on its subject)."""
+    if isinstance(source, str):
+        return source
+    head = ". ".join(p.strip().rstrip(".") for p in (source.title, source.description) if p.strip())
+    return f"{head}. {source.text}" if head else source.text
 
 
 def normalise_id(raw: str) -> str:
@@ -121,13 +145,14 @@ def _stem(word: str) -> str:
 
 
 def lexical_support(claim: str, source: str) -> float:
-    """Share of the claim's content words found in the source; 0 if a number is missing."""
+    """Share of the claim's content words (not frame words: "The subject described is
+    X") found in the source; 0 if a number is missing."""
     claim_text = _MARKER.sub(" ", claim)
     source_numbers = {n.replace(",", "") for n in _NUMBER.findall(source)}
     for number in _NUMBER.findall(claim_text):
         if number.replace(",", "") not in source_numbers:
             return 0.0
-    words = [w for w in terms(claim_text) if not w.isdigit()]
+    words = [w for w in terms(claim_text) if not w.isdigit() and w not in _FRAME]
     if not words:
         return 0.0  # a "claim" with no content ("[1].") is no claim a source can support
     vocabulary = {_stem(w) for w in terms(source)}
@@ -145,6 +170,25 @@ def subject_coverage(subject: Sequence[str], source: str) -> float:
         return 1.0
     vocabulary = {_stem(w) for w in terms(source)}
     return sum(1 for w in subject if _stem(w) in vocabulary) / len(subject)
+
+
+def question_terms(question: str) -> list[str]:
+    """The words saying what a question is about: no numbers, no frame words."""
+    return [w for w in terms(question) if not w.isdigit() and w not in _FRAME]
+
+
+def about_question(question: str, source: str) -> float:
+    """Share of the question's words (`question_terms`) that occur in `source`."""
+    return subject_coverage(question_terms(question), source)
+
+
+def is_about(question: str, source: str, subject: Sequence[str] = ()) -> bool:
+    """Is `source` about what `question` asks? Most of its words (`RELEVANCE`), or most
+    of its named subject ("Who wrote the play Tartuffe?": a summary may call it a
+    "theatrical comedy" and never say "play" or "wrote")."""
+    if subject and subject_coverage(subject, source) > 0.5:
+        return True
+    return about_question(question, source) >= RELEVANCE
 
 
 def is_short(claim: str) -> bool:
@@ -246,6 +290,9 @@ class Verification:
     unsupported_claims: tuple[str, ...]
     # Sentences taken out of the answer because no source supports them.
     removed_claims: tuple[str, ...] = ()
+    # Cited ids whose sources support the answer's sentences but are not about what the
+    # question asks (the answer was true of them and answered something else).
+    off_topic: tuple[str, ...] = ()
     # The answer without dropped ids and removed sentences: what the user gets.
     clean_answer: str = ""
 
@@ -261,7 +308,12 @@ class Verification:
             parts.append(
                 f"{', '.join(self.hallucinated)} is not a source id; the only ids are {ids}"
             )
-        for claim in self.unsupported_claims[:2]:
+        if self.off_topic:
+            parts.append(
+                f"{', '.join(self.off_topic)} say what you wrote but are not about what the "
+                "question asks; answer the question itself, citing the source about it"
+            )
+        for claim in [] if self.off_topic else self.unsupported_claims[:2]:
             parts.append(f'the sources you cite do not say: "{claim[:160]}"')
         if not self.cited:
             parts.append(f'cite the supporting source by id, e.g. "... [1]." (ids: {ids})')
@@ -273,23 +325,26 @@ class Verification:
 async def verify_citations(
     answer: str,
     listed: Sequence[str],
-    sources: Mapping[str, str],
+    sources: Mapping[str, str] | Mapping[str, Source] | Mapping[str, str | Source],
     judge: SupportJudge,
     question: str = "",
 ) -> Verification:
-    """Check the ids `answer` cites (inline or `listed`) against `sources` (id -> text),
-    and its uncited factual sentences against every retrieved source.
+    """Check the ids `answer` cites (inline or `listed`) against `sources` (id -> text,
+    or id -> Source: then its title and description count as what it says), and its
+    uncited factual sentences against every retrieved source.
 
     An answer fragment ("Giacomo Puccini") is checked as the answer *to the question*;
     with the lexical judge its source must also be about the question's subject, or a
     true sentence from the wrong article ("La bohème ... by Giacomo Puccini") would pass
-    for "Who composed Don Giovanni?". A model judge decides alone.
+    for "Who composed Don Giovanni?"; and some verified source must be about what the
+    question asks (`RELEVANCE`). A model judge decides alone.
     """
+    texts = {i: source_text(s) for i, s in sources.items()}
     subject = subject_terms(question) if question else []
     ids = cited_ids(answer, listed)
-    hallucinated = tuple(i for i in ids if i not in sources)
-    existing = [i for i in ids if i in sources]
-    inline = {i for i in markers(answer) if i in sources}
+    hallucinated = tuple(i for i in ids if i not in texts)
+    existing = [i for i in ids if i in texts]
+    inline = {i for i in markers(answer) if i in texts}
     listed_only = [i for i in existing if i not in inline]
     parts = sentences(answer) or [answer]
     unmarked = [s for s in parts if not markers(s)] or parts
@@ -299,7 +354,7 @@ async def verify_citations(
     async def check(claim: str, source_id: str) -> bool:
         key = (claim, source_id)
         if key not in verdicts:
-            source = sources[source_id]
+            source = texts[source_id]
             short = bool(question) and is_short(claim)
             judged = f"{question} {plain(claim)}" if short else claim
             ok = await judge.supports(judged, source)
@@ -315,8 +370,8 @@ async def verify_citations(
     async def any_source(claim: str) -> bool:
         """An uncited claim: the ids the answer lists first, then the best matches."""
         rest = sorted(
-            (i for i in sources if i not in listed_only),
-            key=lambda i: -lexical_support(plain(claim), sources[i]),
+            (i for i in texts if i not in listed_only),
+            key=lambda i: -lexical_support(plain(claim), texts[i]),
         )
         for source_id in [*listed_only, *rest][: max(UNCITED_CANDIDATES, len(listed_only))]:
             if await check(claim, source_id):
@@ -330,7 +385,7 @@ async def verify_citations(
     unsupported_claims: list[str] = []
     removed: list[str] = []
     for sentence in parts:
-        own = [i for i in markers(sentence) if i in sources]
+        own = [i for i in markers(sentence) if i in texts]
         if own:
             supported = any([await check(sentence, i) for i in own])
         elif len(parts) > 1 and is_factual(sentence):
@@ -340,6 +395,12 @@ async def verify_citations(
         if not supported:
             unsupported_claims.append(plain(sentence))
             removed.append(sentence)
+    off_topic: tuple[str, ...] = ()
+    if lexical and question and question_terms(question):
+        supporting = [i for i in existing if backed[i]]
+        if supporting and not any(is_about(question, texts[i], subject) for i in supporting):
+            off_topic = tuple(supporting)
+            backed = dict.fromkeys(backed, False)
     verified = tuple(i for i in existing if backed[i])
     if existing and not verified and not unsupported_claims:
         unsupported_claims.append(plain(answer)[:300])
@@ -352,5 +413,6 @@ async def verify_citations(
         unsupported=tuple(i for i in existing if not backed[i]),
         unsupported_claims=tuple(unsupported_claims),
         removed_claims=tuple(plain(s) for s in removed),
+        off_topic=off_topic,
         clean_answer=strip_ids(without_sentences(answer, removed), dropped),
     )
