@@ -12,7 +12,7 @@ import json
 import random
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -31,16 +31,13 @@ class Case:
     input: dict[str, Any]
     split: Split = "tune"
     note: str = ""
-    tags: tuple[str, ...] = field(default=())
 
     def as_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["tags"] = list(self.tags)
-        return out
+        return asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Case:
-        return cls(**{**data, "tags": tuple(data.get("tags", ()))})
+        return cls(**data)
 
 
 def jsonl_text(rows: Iterable[dict[str, Any]]) -> str:
