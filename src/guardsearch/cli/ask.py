@@ -84,12 +84,7 @@ def ask(
         if sink:
             sink.close()
     used = metered.usage
-    result["usage"] = {
-        "calls": used.calls,
-        "prompt_tokens": used.prompt_tokens,
-        "completion_tokens": used.completion_tokens,
-        "cached_prompt_tokens": used.cached_prompt_tokens,
-    }
+    result["usage"] = used.as_dict()
     result["seconds"] = round(time.perf_counter() - started, 3)
     if as_json:
         print_json(result)

@@ -44,26 +44,14 @@ def _narrator(quiet: bool) -> Subscriber:
 
 
 def find_payload(run: ReviewRun, min_items: int) -> dict[str, Any]:
-    """The `--json` contract: items, a quality report per attempt, attempts, calls."""
+    """The `--json` contract: the run's `as_dict` (items, attempts, stop reason, usage,
+    ...), with `ok` (enough items), a quality report per attempt and the calls."""
     return {
-        "request": run.request,
+        **run.as_dict(),
         "ok": len(run.items) >= min_items,
-        "items": [
-            {"title": c.title, "description": c.description, "location": c.location}
-            for c in run.items
-        ],
-        "attempts": [a.as_dict() for a in run.attempts],
         "quality_report": [a.report.model_dump() for a in run.attempts],
         "calls": run.usage.calls,
-        "reflection": run.reflection.model_dump() if run.reflection else None,
-        "domain": run.domain,
-        "threshold": run.threshold,
-        "stop_reason": run.stop_reason,
-        "caveats": run.caveats,
-        "answer": run.answer,
         "error": run.error or None,
-        "usage": run.usage.as_dict(),
-        "seconds": round(run.seconds, 3),
     }
 
 

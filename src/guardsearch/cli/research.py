@@ -124,4 +124,4 @@ def research(
         )
     else:
         err.print(f"[red]{response.error.type}:[/red] {response.error.message}")
-    raise typer.Exit(0 if run.ok else 1)
+    raise typer.Exit(0 if run.succeeded else 1)

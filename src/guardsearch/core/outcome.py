@@ -1,15 +1,19 @@
-"""How runs end: one set of stop reasons shared by every family, and the one mapping
-from an error to its stop reason.
+"""What every run returns: the `Outcome` base, one set of stop reasons shared by every
+family, and the one mapping from an error to its stop reason.
 
-Each family adds its own reasons for what only it knows (a search whose every branch
-was pruned, a research loop whose reflection was sufficient, a review whose quality met
+`SearchResult`, `ResearchRun`, `ReviewRun`, `AdaptiveResult` and `ProbeRun` are
+Outcomes: each says whether it succeeded, why it stopped, what it used, how long it
+took, its run id and its trace, and serialises them one way (`as_dict`). Each family
+adds its own stop reasons for what only it knows (a search whose every branch was
+pruned, a research loop whose reflection was sufficient, a review whose quality met
 the threshold); what any run can run into has one name here.
 """
 
 from __future__ import annotations
 
 import uuid
-from typing import Final, Literal
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
 
 from guardsearch.core.errors import (
     BudgetExceeded,
@@ -18,6 +22,8 @@ from guardsearch.core.errors import (
     RunError,
     StepFailed,
 )
+from guardsearch.core.events import Trace
+from guardsearch.core.usage import Usage
 
 StopReason = Literal[
     "success",
@@ -32,6 +38,37 @@ StopReason = Literal[
     "internal_error",
 ]
 CORE_STOP_REASONS: Final[frozenset[str]] = frozenset(StopReason.__args__)  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Outcome:
+    """How one run ended, whatever the family: the base of every result type.
+
+    `stop_reason` is one of `CORE_STOP_REASONS` or one of the family's own; `usage` is
+    what the run's model calls cost; `seconds` its wall time; `trace` its events.
+    """
+
+    succeeded: bool
+    stop_reason: str
+    usage: Usage
+    seconds: float
+    run_id: str
+    trace: Trace = field(repr=False, compare=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready summary: the shared fields, then the family's (`details`)."""
+        return {
+            "succeeded": self.succeeded,
+            "stop_reason": self.stop_reason,
+            "run_id": self.run_id,
+            "usage": self.usage.as_dict(),
+            "seconds": round(self.seconds, 3),
+            **self.details(),
+        }
+
+    def details(self) -> dict[str, Any]:
+        """The family's own fields for `as_dict` (JSON-ready)."""
+        return {}
 
 
 def stop_reason_for(error: BaseException) -> StopReason:

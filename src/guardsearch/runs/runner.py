@@ -243,6 +243,7 @@ async def execute_run(
                 trace=trace,
                 on_expansion=save,
                 resume=state,
+                run_id=run_id,
                 **options,
             )
         except InputNeeded as exc:

@@ -3,35 +3,35 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from guardsearch.core.context import Context
-from guardsearch.core.events import Trace
-from guardsearch.core.usage import Usage
+from guardsearch.core.outcome import Outcome
 from guardsearch.search.node import Node, SearchTree
 from guardsearch.search.state import SearchState, Termination
 
 
 @dataclass(frozen=True, kw_only=True)
-class SearchResult:
-    """The outcome of `search()`.
+class SearchResult(Outcome):
+    """The outcome of `search()`; its `stop_reason` is its `Termination`.
 
     `path` runs from the root to the goal when `succeeded`, else to the best failed
     node (lowest h, then deepest). `context` is the context of the path's last node:
     only the winning path's context is the result's context (node isolation).
     """
 
-    succeeded: bool
-    termination: Termination
     strategy: str
     path: tuple[Node, ...]
     answer: Any
     context: Context
-    usage: Usage
     expansions: int
     tree: SearchTree
-    trace: Trace
     state: SearchState
+
+    @property
+    def termination(self) -> Termination:
+        """Why the search ended (`stop_reason`; the name the search docs use)."""
+        return cast("Termination", self.stop_reason)
 
     @property
     def calls(self) -> int:
@@ -49,10 +49,9 @@ class SearchResult:
     def score(self) -> float | None:
         return self.last.score
 
-    def as_dict(self) -> dict[str, Any]:
-        """A JSON-ready summary (the CLI's --json and the HTTP API use it)."""
+    def details(self) -> dict[str, Any]:
+        """The search's part of `as_dict` (the CLI's --json and the HTTP API use it)."""
         return {
-            "succeeded": self.succeeded,
             "termination": self.termination,
             "strategy": self.strategy,
             "answer": self.answer,
@@ -70,5 +69,4 @@ class SearchResult:
                 }
                 for n in self.path[1:]
             ],
-            "usage": self.usage.as_dict(),
         }

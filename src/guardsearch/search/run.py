@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import time
 from typing import Any
 
 from guardsearch.core.budget import Budget, BudgetLike
 from guardsearch.core.digest import stable_digest
 from guardsearch.core.errors import BudgetExceeded, ConfigError
 from guardsearch.core.events import Trace
+from guardsearch.core.outcome import new_run_id
 from guardsearch.core.usage import ZERO
 from guardsearch.guards.evaluator import using_model
 from guardsearch.models.base import Model
@@ -98,6 +100,7 @@ async def search(
     trace: Trace | None = None,
     on_expansion: Checkpoint | None = None,
     resume: SearchState | dict[str, Any] | None = None,
+    run_id: str | None = None,
     **options: Any,
 ) -> SearchResult:
     """Search `space` with the named strategy under `budget` (anything `Budget.of`
@@ -107,8 +110,9 @@ async def search(
     `path_token_cap`, `summarizer`, `max_expansions`, `should_stop`) and the strategy's
     own (e.g. `width`, `rmax`, `heuristic`, `reducer`). `on_expansion(state)` runs after
     every expansion; `resume` continues a saved state (its usage counts against `budget`
-    if that budget is unused).
+    if that budget is unused). `run_id` names the run in its result (default: a new id).
     """
+    started = time.perf_counter()
     strat = get_strategy(strategy)
     engine_options, strategy_options = split_options(strat, options)
     metered = _metered(model, budget, trace)
@@ -178,7 +182,9 @@ async def search(
         state.termination = termination
         sync_usage()
         await _call(on_expansion, state)
-        result = _result(engine, strat.name, termination)
+        result = _result(
+            engine, strat.name, termination, run_id or new_run_id(), time.perf_counter() - started
+        )
         metered.trace.emit(
             "run_end",
             termination=termination,
@@ -196,7 +202,9 @@ def _show(value: Any) -> Any:
     return getattr(value, "__name__", type(value).__name__)
 
 
-def _result(engine: Engine, strategy: str, termination: Termination) -> SearchResult:
+def _result(
+    engine: Engine, strategy: str, termination: Termination, run_id: str, seconds: float
+) -> SearchResult:
     state = engine.state
     tree = state.tree
     succeeded = termination == "success" and state.goal is not None
@@ -210,7 +218,9 @@ def _result(engine: Engine, strategy: str, termination: Termination) -> SearchRe
     path = tuple(tree.path(last.id))
     return SearchResult(
         succeeded=succeeded,
-        termination=termination,
+        stop_reason=termination,
+        run_id=run_id,
+        seconds=seconds,
         strategy=strategy,
         path=path,
         answer=engine.space.answer(last) if succeeded else None,

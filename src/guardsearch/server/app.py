@@ -28,8 +28,8 @@ from guardsearch.core.budget import Budget, BudgetLike
 from guardsearch.core.errors import ConfigError
 from guardsearch.core.events import Event, Trace
 from guardsearch.loops.kernel import phase_record
+from guardsearch.loops.research import ResearchLoop, ResearchRun
 from guardsearch.loops.research.config import ResearchConfig, default_budget
-from guardsearch.loops.research.orchestrator import ResearchLoop, ResearchRun
 from guardsearch.loops.research.schemas import AgentResponse, ErrorResponse
 from guardsearch.models.base import Model
 from guardsearch.server.jobs import Job, JobStore
@@ -373,6 +373,8 @@ async def _safe_research(
 
     state = ResearchState(task=body.task, max_iters=1)
     run = ResearchRun(
+        succeeded=False,
+        stop_reason=error.error.type,  # invalid_request or internal_error: core reasons
         run_id=run_id,
         response=error,
         state=state,

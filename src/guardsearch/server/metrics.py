@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram
 from prometheus_client.exposition import generate_latest
 
-from guardsearch.loops.research.orchestrator import ResearchRun
+from guardsearch.loops.research import ResearchRun
 from guardsearch.loops.research.schemas import ErrorResponse
 
 _DURATION_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 90, 120, 180, 300, 600)

@@ -49,6 +49,8 @@ def test_probe_json_reports_results_both_budgets_and_the_timeline(tmp_path: Path
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
     assert payload["mode"] == "probe"
+    assert list(payload)[:5] == ["succeeded", "stop_reason", "run_id", "usage", "seconds"]
+    assert payload["succeeded"] and payload["usage"]["calls"] == 2
     assert 1 <= len(payload["results"]) <= 10
     assert sum("painter" in r["description"].lower() for r in payload["results"]) >= 8
     assert payload["budget"]["outer"]["used_calls"] == payload["llm_calls"] == 2
@@ -68,6 +70,7 @@ def test_probe_baseline_is_one_query_one_search(tmp_path: Path) -> None:
     assert payload["mode"] == "baseline"
     assert payload["probe_calls"] == 1 and payload["llm_calls"] == 2
     assert payload["stop_reasons"] == ["single_search"]
+    assert payload["stop_reason"] == "single_search" and payload["usage"]["calls"] == 2
 
 
 def test_probe_usage_errors_exit_2(tmp_path: Path) -> None:

@@ -224,3 +224,16 @@ async def test_multi_objective_termination_stops_at_its_target() -> None:
         prober, EndlessPolicy(), termination=MultiObjectiveTermination(target=0.25)
     )
     assert result.inner[0].stop_reason == "objective_met"
+
+
+async def test_an_adaptive_result_is_an_outcome_with_usage_and_a_stop_reason() -> None:
+    prober = TableProber(lambda q: 100)
+    result = await adaptive(prober, EndlessPolicy(), budget=3)
+    assert result.succeeded and result.stop_reason == result.inner[-1].stop_reason == "plateau"
+    assert result.usage.calls == result.llm_calls == 3  # the outer (model) usage
+    data = result.as_dict()
+    assert list(data)[:5] == ["succeeded", "stop_reason", "run_id", "usage", "seconds"]
+    assert data["usage"] == result.usage.as_dict()
+    assert data["stop_reasons"] == ["plateau", "plateau"]
+    assert {e["layer"] for e in data["timeline"]} == {"outer", "inner"}
+    assert all(e.data["run_id"] == result.run_id for e in result.trace.of_kind("phase"))

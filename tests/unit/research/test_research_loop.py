@@ -84,7 +84,7 @@ async def test_max_iters_1_terminates_after_one_iteration(small_index: CorpusInd
     response = run.response
     assert isinstance(response, AgentResponse)
     assert response.iterations == 1 and run.state.iteration == 1
-    assert response.insufficient_termination and response.stop_reason == "max_iters"
+    assert response.insufficient_termination and response.stop_reason == "max_iterations"
     assert len(prompts(model, "ReflectionDraft")) == 1
     assert "stopped before it was complete" in prompts(model, "SynthesisDraft")[0]
 
@@ -235,7 +235,7 @@ async def test_token_budget_exhaustion_triggers_compaction(small_index: CorpusIn
     compactions = [e.data for e in run.trace.of_kind("phase") if e.data["phase"] == "compact"]
     assert any("token budget below 25%" in c["reason"] for c in compactions)
     assert run.state.compacted
-    assert response.stop_reason == "token_budget"
+    assert response.stop_reason == "budget_exhausted"
     assert run.usage.total_tokens <= 2500  # the synthesis reserve was never spent on loops
 
 
@@ -383,7 +383,7 @@ async def test_the_wall_clock_limit_stops_the_loop_but_not_the_answer(
         research_model(reflect=INSUFFICIENT), [CorpusProvider(small_index)], clock=clock
     ).run(QUESTION, tier="deep", budget=Budget.of(tokens=40_000, seconds=12))
     assert isinstance(run.response, AgentResponse)
-    assert run.response.stop_reason == "max_execution_time"
+    assert run.response.stop_reason == "deadline"
     assert run.state.iteration < 10
 
 
@@ -480,3 +480,30 @@ async def test_echoed_placeholders_are_not_queries_or_gaps(small_index: CorpusIn
     assert isinstance(run.response, AgentResponse)
     assert run.response.gaps == []
     assert all("<" not in q for q in run.response.queries)
+
+
+async def test_a_research_run_is_an_outcome_serialised_like_every_family(
+    small_index: CorpusIndex,
+) -> None:
+    run = await loop_for(research_model(), [CorpusProvider(small_index)]).run(
+        QUESTION, run_id="r-1"
+    )
+    assert isinstance(run.response, AgentResponse)
+    assert run.succeeded and run.stop_reason == run.response.stop_reason == "sufficient"
+    data = run.as_dict()
+    assert list(data)[:5] == ["succeeded", "stop_reason", "run_id", "usage", "seconds"]
+    assert data["run_id"] == run.response.run_id == "r-1"
+    assert data["usage"] == run.usage.as_dict() and data["usage"]["calls"] == run.usage.calls
+    assert data["iterations"] == run.state.iteration
+    assert data["response"]["final_answer"] == run.response.final_answer
+    json.dumps(data)
+
+
+async def test_an_error_run_takes_the_kernels_stop_reason(small_index: CorpusIndex) -> None:
+    run = await loop_for(research_model(), [CorpusProvider(small_index)]).run(
+        QUESTION, budget=Budget.of(tokens=20)
+    )
+    assert not run.succeeded and run.stop_reason == "budget_exhausted"
+    assert run.as_dict()["response"]["error"]["type"] == "budget_exceeded"
+    invalid = await loop_for(research_model(), [CorpusProvider(small_index)]).run("  ")
+    assert invalid.stop_reason == "invalid_request" and not invalid.succeeded

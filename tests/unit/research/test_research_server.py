@@ -75,9 +75,9 @@ async def test_the_request_budget_fields_replace_the_server_default(
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
         tight = await c.post("/run", json={"task": QUESTION, "token_budget": 500})
         default = await c.post("/run", json={"task": QUESTION, "max_execution_time_s": 60})
-    assert tight.json()["stop_reason"] == "token_budget"
+    assert tight.json()["stop_reason"] == "budget_exhausted"
     assert tight.json()["usage"]["total_tokens"] <= 500
-    assert default.json()["stop_reason"] != "token_budget"  # 60 s replaced; tokens stayed
+    assert default.json()["stop_reason"] != "budget_exhausted"  # 60 s replaced; tokens stayed
 
 
 async def test_an_invalid_request_is_a_400_error_response(client: httpx.AsyncClient) -> None:

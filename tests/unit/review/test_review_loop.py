@@ -120,4 +120,28 @@ async def test_low_quality_to_the_end_answers_with_caveats(tmp_path: Path) -> No
 async def test_a_plan_failure_ends_the_run_with_an_error_not_a_crash() -> None:
     task = ListTask({"start": []})
     run = await ReviewLoop(task, ScriptedModel([]), config()).run("find things")
-    assert run.stop_reason == "model_error" and not run.ok and run.error  # the script ran dry
+    assert (
+        run.stop_reason == "model_error" and not run.succeeded and run.error
+    )  # the script ran dry
+
+
+async def test_a_review_run_is_an_outcome_serialised_like_every_family() -> None:
+    task = ListTask({"start": ["good1", "good2", "bad1"]})
+    run = await ReviewLoop(task, model(), config()).run("find things")
+    assert run.succeeded and run.stop_reason == "threshold_met"
+    data = run.as_dict()
+    assert list(data)[:5] == ["succeeded", "stop_reason", "run_id", "usage", "seconds"]
+    assert len(data["run_id"]) == 16 and data["history_run"] == run.history_run == 1
+    assert data["usage"] == run.usage.as_dict()
+    assert [i["key"] for i in data["items"]] == ["good1", "good2"]
+    assert run.transcript() == {**data, "events": [e.as_dict() for e in run.trace.events]}
+    json.dumps(data)
+
+
+async def test_the_attempt_cap_is_the_core_max_iterations_stop() -> None:
+    task = ListTask(
+        {"start": ["bad1", "good1"], "more": ["bad2", "bad3"]},
+        offer={"keywords": [ref("keywords", "more", "x")]},
+    )
+    run = await ReviewLoop(task, model(), config(max_attempts=1)).run("find things")
+    assert run.stop_reason == "max_iterations"

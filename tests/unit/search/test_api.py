@@ -118,3 +118,20 @@ async def test_the_run_is_bracketed_by_start_and_end_events() -> None:
     kinds = [e.kind for e in result.trace.events]
     assert kinds[0] == "run_start" and kinds[-1] == "run_end"
     assert result.trace.events[-1].data["termination"] == "success"
+
+
+def test_a_search_result_is_an_outcome_with_seconds_and_a_run_id() -> None:
+    from guardsearch.core.outcome import Outcome
+
+    result = search_sync(
+        pipeline(("draft",)), "dfs", model=ByStep().model(), budget=10, run_id="s1"
+    )
+    assert isinstance(result, Outcome)
+    assert result.stop_reason == result.termination == "success"
+    assert result.run_id == "s1" and result.seconds > 0
+    data = result.as_dict()
+    assert list(data)[:5] == ["succeeded", "stop_reason", "run_id", "usage", "seconds"]
+    assert data["usage"] == result.usage.as_dict()
+    assert {"termination", "strategy", "answer", "calls", "tokens", "path"} <= set(data)
+    fresh = search_sync(pipeline(("draft",)), "dfs", model=ByStep().model())
+    assert len(fresh.run_id) == 16

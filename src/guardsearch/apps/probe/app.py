@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, fields
 from typing import Any
 
 from guardsearch.apps.probe.planner import ModelPlanner
@@ -18,15 +18,12 @@ from guardsearch.apps.probe.prober import CorpusProber
 from guardsearch.core.budget import BudgetLike
 from guardsearch.core.errors import ConfigError
 from guardsearch.core.events import Trace
-from guardsearch.core.source import Source
 from guardsearch.core.usage import Usage
 from guardsearch.corpus.index import CorpusIndex
 from guardsearch.loops.inner_outer import (
+    AdaptiveResult,
     ControlBudget,
-    Evaluation,
     PolicySettings,
-    ProbePlan,
-    Timeline,
     run_adaptive,
 )
 from guardsearch.loops.inner_outer.budget import DEFAULT_INNER_PROBES, DEFAULT_OUTER_CALLS
@@ -34,56 +31,19 @@ from guardsearch.loops.kernel import Kernel, Stop
 from guardsearch.models.base import Model
 
 
-@dataclass(kw_only=True)
-class ProbeRun:
-    topic: str
+@dataclass(frozen=True, kw_only=True)
+class ProbeRun(AdaptiveResult):
+    """An inner/outer run of the probe app, and its `mode`: "probe" or "baseline" (one
+    model-written search; its stop reason is `single_search`)."""
+
     mode: str
-    results: list[Source]
-    plans: list[ProbePlan]
-    evaluation: Evaluation | None
-    budget: ControlBudget
-    trace: Trace = field(repr=False)
-    seconds: float
-    stop_reasons: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
 
-    @property
-    def llm_calls(self) -> int:
-        return self.budget.outer_used
+    @classmethod
+    def of(cls, result: AdaptiveResult, mode: str) -> ProbeRun:
+        return cls(**{f.name: getattr(result, f.name) for f in fields(result)}, mode=mode)
 
-    @property
-    def probe_calls(self) -> int:
-        return self.budget.probes_used
-
-    @property
-    def timeline(self) -> Timeline:
-        return Timeline.from_trace(self.trace)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "topic": self.topic,
-            "mode": self.mode,
-            "results": [
-                {"title": h.title, "description": h.description, "location": h.location}
-                for h in self.results
-            ],
-            "plans": [
-                {"terms": list(p.terms), "pool": list(p.pool), "kind": p.kind, "source": p.source}
-                for p in self.plans
-            ],
-            "evaluation": (
-                {"satisfied": self.evaluation.satisfied, "reason": self.evaluation.reason}
-                if self.evaluation
-                else None
-            ),
-            "stop_reasons": self.stop_reasons,
-            "llm_calls": self.llm_calls,
-            "probe_calls": self.probe_calls,
-            "budget": self.budget.as_dict(),
-            "timeline": self.timeline.as_list(),
-            "notes": self.notes,
-            "seconds": round(self.seconds, 3),
-        }
+    def details(self) -> dict[str, Any]:
+        return {"mode": self.mode, **super().details()}
 
 
 def _index(index: CorpusIndex | None) -> CorpusIndex:
@@ -129,18 +89,7 @@ async def probe(
         trace=events,
         max_results=max_results,
     )
-    return ProbeRun(
-        topic=topic,
-        mode="probe",
-        results=result.results,
-        plans=result.plans,
-        evaluation=result.evaluation,
-        budget=result.budget,
-        trace=events,
-        seconds=result.seconds,
-        stop_reasons=[o.stop_reason for o in result.inner],
-        notes=result.notes,
-    )
+    return ProbeRun.of(result, "probe")
 
 
 async def _baseline(
@@ -180,18 +129,18 @@ async def _baseline(
             event("outer", "evaluate", status="done", outer_used=control.outer_used)
         except Stop as stop:
             notes.append(f"evaluate failed: {stop.error}")
-    fields = kernel.finish(
+    shared = kernel.finish(
         "single_search", layer="outer", results=len(results), budget=control.as_dict()
     )
     return ProbeRun(
-        topic=topic,
+        **shared,
+        succeeded=bool(results),
         mode="baseline",
+        topic=topic,
         results=results,
         plans=[plan],
+        inner=[],
         evaluation=evaluation,
         budget=control,
-        trace=trace,
-        seconds=fields["seconds"],
-        stop_reasons=["single_search"],
         notes=notes,
     )

@@ -25,6 +25,7 @@ from typing import Any, Protocol, TypeVar
 from guardsearch.core.budget import BudgetLike
 from guardsearch.core.errors import ConfigError
 from guardsearch.core.events import Trace
+from guardsearch.core.outcome import Outcome
 from guardsearch.core.source import Source
 from guardsearch.core.usage import Usage
 from guardsearch.loops.inner_outer.budget import (
@@ -46,6 +47,7 @@ from guardsearch.loops.inner_outer.memo import QueryMemo
 from guardsearch.loops.inner_outer.plan import Evaluation, Observation, ProbePlan
 from guardsearch.loops.inner_outer.policy import BandProbePolicy, ProbePolicy, ProbeState
 from guardsearch.loops.inner_outer.scoring import ScoreContext, WeightedScorer
+from guardsearch.loops.inner_outer.timeline import Timeline
 from guardsearch.loops.kernel import Kernel, Stop
 from guardsearch.models.base import Model
 from guardsearch.models.metered import Metered
@@ -70,16 +72,19 @@ class InnerOutcome:
     failure: str
 
 
-@dataclass(kw_only=True)
-class AdaptiveResult:
+@dataclass(frozen=True, kw_only=True)
+class AdaptiveResult(Outcome):
+    """One inner/outer run: the ranked results, the plans, each inner loop's outcome, the
+    planner's evaluation and both budget layers. `usage` is the outer (model) usage;
+    `stop_reason` is why the last inner loop stopped (stable, oscillation, plateau,
+    inner_budget, objective_met, ...); it `succeeded` when it found results."""
+
     topic: str
     results: list[Source]
     plans: list[ProbePlan]
     inner: list[InnerOutcome]
     evaluation: Evaluation | None
-    budget: ControlBudget
-    trace: Trace = field(repr=False)
-    seconds: float = 0.0
+    budget: ControlBudget = field(repr=False, compare=False)
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -89,6 +94,39 @@ class AdaptiveResult:
     @property
     def probe_calls(self) -> int:
         return self.budget.probes_used
+
+    @property
+    def stop_reasons(self) -> list[str]:
+        """Why each inner loop stopped (the run's own reason when none ran)."""
+        return [o.stop_reason for o in self.inner] or [self.stop_reason]
+
+    @property
+    def timeline(self) -> Timeline:
+        return Timeline.from_trace(self.trace)
+
+    def details(self) -> dict[str, Any]:
+        return {
+            "topic": self.topic,
+            "results": [
+                {"title": h.title, "description": h.description, "location": h.location}
+                for h in self.results
+            ],
+            "plans": [
+                {"terms": list(p.terms), "pool": list(p.pool), "kind": p.kind, "source": p.source}
+                for p in self.plans
+            ],
+            "evaluation": (
+                {"satisfied": self.evaluation.satisfied, "reason": self.evaluation.reason}
+                if self.evaluation
+                else None
+            ),
+            "stop_reasons": self.stop_reasons,
+            "llm_calls": self.llm_calls,
+            "probe_calls": self.probe_calls,
+            "budget": self.budget.as_dict(),
+            "timeline": self.timeline.as_list(),
+            "notes": self.notes,
+        }
 
 
 async def run_adaptive(
@@ -208,14 +246,14 @@ class _Run:
             budget=self.budget.as_dict(),
         )
         return AdaptiveResult(
+            **fields,
+            succeeded=bool(results),
             topic=self.topic,
             results=results,
             plans=plans,
             inner=outcomes,
             evaluation=evaluation,
             budget=self.budget,
-            trace=fields["trace"],
-            seconds=fields["seconds"],
             notes=self.notes,
         )
 

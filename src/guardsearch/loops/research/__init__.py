@@ -1,6 +1,7 @@
 """The research loop (seed 001): plan -> search -> reflect -> iterate -> synthesize,
 with citations verified in code."""
 
+from guardsearch.loops.research.answer import ResearchRun
 from guardsearch.loops.research.citations import (
     LexicalSupport,
     ModelSupport,
@@ -9,7 +10,7 @@ from guardsearch.loops.research.citations import (
     verify_citations,
 )
 from guardsearch.loops.research.config import TIERS, ResearchConfig, Tier
-from guardsearch.loops.research.orchestrator import ResearchLoop, ResearchRun, run_research
+from guardsearch.loops.research.orchestrator import ResearchLoop, run_research
 from guardsearch.loops.research.schemas import (
     AgentResponse,
     AgentSource,

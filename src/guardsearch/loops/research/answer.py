@@ -1,16 +1,25 @@
-"""What a research run answers: the seed's AgentResponse, or its ErrorResponse.
+"""What a research run returns: a `ResearchRun` outcome around the seed's AgentResponse
+or ErrorResponse.
 
 Code, not the model, fills these contracts: the sources are the verified citations
 with their snippets, the citation report comes from the verification, and a run that
 stopped on an error answers with the error's type, message and evidence.
+
+Besides the core stop reasons (`budget_exhausted`: no tokens for another round with the
+synthesis kept; `deadline`: the budget's seconds passed; `max_iterations`; the errors),
+a research run stops because the reflection was `sufficient`, search was `degraded`,
+there were `no_new_queries`, or no citation survived (`unverified_answer`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 from guardsearch.core.errors import BudgetExceeded, StepFailed
+from guardsearch.core.outcome import Outcome
 from guardsearch.core.source import Source
 from guardsearch.core.usage import Usage
 from guardsearch.loops.kernel import Stop
@@ -20,7 +29,10 @@ from guardsearch.loops.research.schemas import (
     AgentSource,
     CitationReport,
     ErrorResponse,
+    PlanResponse,
+    ReflectionResponse,
     ResponseMetadata,
+    SynthesisResponse,
     UsageReport,
 )
 from guardsearch.loops.research.state import ResearchState
@@ -32,6 +44,30 @@ _ERROR_TYPES = {
     "model_error": "model_error",
     "run_error": "run_error",
 }
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResearchRun(Outcome):
+    """One research run: the response (answer or error), the final state, what each
+    model phase produced, and the failed search attempts."""
+
+    response: AgentResponse | ErrorResponse
+    state: ResearchState
+    search_failures: int = 0
+    plan: PlanResponse | None = None
+    reflections: list[ReflectionResponse] = field(default_factory=list)
+    synthesis: SynthesisResponse | None = None
+    verification: Verification | None = None
+
+    def details(self) -> dict[str, Any]:
+        error = isinstance(self.response, ErrorResponse)
+        return {
+            "iterations": self.state.iteration,
+            "search_failures": self.search_failures,
+            "response": self.response.model_dump(mode="json", exclude_none=error),
+        }
+
+
 NO_VERIFICATION = Verification(
     method="none", cited=(), verified=(), hallucinated=(), unsupported=(), unsupported_claims=()
 )

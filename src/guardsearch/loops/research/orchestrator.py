@@ -38,6 +38,7 @@ from guardsearch.corpus.query import terms
 from guardsearch.loops.kernel import Kernel, Stop
 from guardsearch.loops.research.answer import (
     NO_VERIFICATION,
+    ResearchRun,
     agent_response,
     agent_source,
     error_response,
@@ -95,28 +96,6 @@ log = logging.getLogger("guardsearch.research")
 _REFORMULATION = "reformulation of: "
 # Claim/source verdicts the loop keeps budget for when the model judges support.
 SUPPORT_RESERVE_CALLS = 3
-
-
-@dataclass
-class ResearchRun:
-    """One run: the response (answer or error), the final state, and its trace."""
-
-    run_id: str
-    response: AgentResponse | ErrorResponse
-    state: ResearchState
-    trace: Trace
-    usage: Usage
-    seconds: float
-    stop_reason: str = ""
-    search_failures: int = 0
-    plan: PlanResponse | None = None
-    reflections: list[ReflectionResponse] = field(default_factory=list)
-    synthesis: SynthesisResponse | None = None
-    verification: Verification | None = None
-
-    @property
-    def ok(self) -> bool:
-        return isinstance(self.response, AgentResponse)
 
 
 class _Refused(Exception):
@@ -189,6 +168,7 @@ class ResearchLoop:
             )
         return ResearchRun(
             **fields,
+            succeeded=ok,
             response=response,
             state=run.state,
             search_failures=run.search.failures,
@@ -205,7 +185,7 @@ class ResearchLoop:
         kernel.started = started  # the time spent on the request counts
         kernel.standing = lambda: phase_fields(state, kernel.budget)
         fields = kernel.finish("invalid_request", ok=False, error=error.error.type)
-        return ResearchRun(**fields, response=error, state=state)
+        return ResearchRun(**fields, succeeded=False, response=error, state=state)
 
 
 class _Run:
@@ -343,9 +323,9 @@ class _Run:
     def stop_before_search(self) -> str | None:
         s = self.state
         if s.iteration >= s.max_iters:
-            return "max_iters"
+            return "max_iterations"
         if self.out_of_time():
-            return "max_execution_time"
+            return "deadline"
         if s.degraded_mode:
             return "degraded"
         if not s.plan_queries:
@@ -356,9 +336,9 @@ class _Run:
         if self.state.degraded_mode:
             return "degraded"  # searching is over; reflecting cannot change that
         if self.out_of_time():
-            return "max_execution_time"
+            return "deadline"
         if not self.metered.budget.affords(self.reflection_cost(), self.synthesis_reserve()):
-            return "token_budget"
+            return "budget_exhausted"
         return None
 
     async def do_plan(self) -> None:

@@ -135,7 +135,7 @@ class _RunState(Generic[SpecT]):
             if refinement is None:
                 return self.finish("no_refinement")
             if number == self.config.max_attempts:
-                return self.finish("max_attempts")
+                return self.finish("max_iterations")
             if not self.can_afford(refinement):
                 return self.finish("budget_exhausted")
             try:
@@ -153,7 +153,7 @@ class _RunState(Generic[SpecT]):
                 learned=self.is_learned(refinement),
             )
             applied = refinement
-        return self.finish("max_attempts")  # pragma: no cover - the loop always returns
+        return self.finish("max_iterations")  # pragma: no cover - the loop always returns
 
     async def attempt(self, number: int, spec: SpecT, applied: Refinement | None) -> AttemptRecord:
         began, usage_before = self.kernel.elapsed(), self.metered.usage
@@ -259,6 +259,7 @@ class _RunState(Generic[SpecT]):
         fields = self.kernel.finish(stop_reason, items=len(items), caveats=caveats)
         return ReviewRun(
             **fields,
+            succeeded=not self.error and bool(items),
             request=self.request,
             reflection=self.reflection,
             domain=self.domain,
@@ -291,7 +292,7 @@ class _RunState(Generic[SpecT]):
             notes.append("The budget ran out before another attempt could be paid for.")
         elif stop_reason == "no_refinement" and notes:
             notes.append("No untried refinement was left to improve the results.")
-        elif stop_reason == "max_attempts" and notes:
+        elif stop_reason == "max_iterations" and notes:
             notes.append(f"Stopped after {len(self.attempts)} attempts.")
         return notes
 

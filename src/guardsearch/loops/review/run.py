@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from guardsearch.core.errors import ConfigError
-from guardsearch.core.events import Trace
+from guardsearch.core.outcome import Outcome
 from guardsearch.core.source import Source
 from guardsearch.core.usage import Usage
 from guardsearch.loops.review.history import RefinementHistory
@@ -38,23 +38,24 @@ class AttemptRecord:
         }
 
 
-@dataclass(kw_only=True)
-class ReviewRun:
+@dataclass(frozen=True, kw_only=True)
+class ReviewRun(Outcome):
+    """One review run: its reflection, attempts, verified items, caveats and answer.
+
+    It `succeeded` when it verified at least one item without an error. Besides the
+    core stop reasons it stops at `threshold_met` or with `no_refinement` left.
+    """
+
     request: str
     reflection: Reflection | None
     domain: str
     threshold: float
     attempts: list[AttemptRecord]
     items: list[Source]
-    stop_reason: str
     caveats: list[str]
     answer: str
-    usage: Usage
-    seconds: float
-    history: RefinementHistory
-    trace: Trace = field(repr=False)
+    history: RefinementHistory = field(repr=False, compare=False)
     error: str = ""
-    run_id: str = ""
     # The run's number in `history` (what its refinement records name as their run).
     history_run: int = 0
 
@@ -63,32 +64,32 @@ class ReviewRun:
         """This run's refinements (`history` may hold earlier runs' too)."""
         return self.history.of_run(self.history_run)
 
-    @property
-    def ok(self) -> bool:
-        return not self.error and bool(self.items)
-
-    def transcript(self) -> dict[str, Any]:
-        """Everything the run did, for `--transcript FILE` (seed 002's verbose transcripts)."""
+    def details(self) -> dict[str, Any]:
         return {
             "request": self.request,
             "reflection": self.reflection.model_dump() if self.reflection else None,
             "domain": self.domain,
             "threshold": self.threshold,
             "attempts": [a.as_dict() for a in self.attempts],
-            "run_id": self.run_id,
             "history_run": self.history_run,
             "refinement_history": self.refinements.as_list(),
             "items": [
-                {"key": c.key, "title": c.title, "description": c.description} for c in self.items
+                {
+                    "key": c.key,
+                    "title": c.title,
+                    "description": c.description,
+                    "location": c.location,
+                }
+                for c in self.items
             ],
-            "stop_reason": self.stop_reason,
             "caveats": self.caveats,
             "answer": self.answer,
             "error": self.error,
-            "usage": self.usage.as_dict(),
-            "seconds": round(self.seconds, 3),
-            "events": [e.as_dict() for e in self.trace.events],
         }
+
+    def transcript(self) -> dict[str, Any]:
+        """Everything the run did, for `--transcript FILE` (seed 002's verbose transcripts)."""
+        return {**self.as_dict(), "events": [e.as_dict() for e in self.trace.events]}
 
 
 def write_transcript(run: ReviewRun, path: str | Path) -> Path:
