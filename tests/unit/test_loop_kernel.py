@@ -117,3 +117,9 @@ def test_finish_emits_the_end_phase_and_returns_the_shared_outcome_fields() -> N
     end = trace.of_kind("phase")[-1]
     assert end.data["phase"] == "end" and end.data["stop_reason"] == "max_iterations"
     assert end.data["items"] == 2
+
+
+def test_a_run_may_start_its_clock_before_the_kernel_exists() -> None:
+    clock = Clock()
+    k = kernel(clock=clock, started=clock.now - 2)  # e.g. the request's checks took 2 s
+    assert k.elapsed() == 2

@@ -57,6 +57,7 @@ class Kernel:
         trace: Trace | None = None,
         run_id: str | None = None,
         clock: Callable[[], float] = time.perf_counter,
+        started: float | None = None,
         standing: Callable[[], Mapping[str, Any]] | None = None,
     ) -> None:
         self.family = family
@@ -64,7 +65,7 @@ class Kernel:
         self.trace = trace if trace is not None else Trace()
         self.metered = Metered(model, budget, self.trace)
         self.clock = clock
-        self.started = clock()
+        self.started = clock() if started is None else started
         self.standing = standing
 
     @property

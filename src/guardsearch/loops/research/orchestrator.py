@@ -181,9 +181,17 @@ class ResearchLoop:
     def _invalid(self, run_id: str, trace: Trace, started: float, message: str) -> ResearchRun:
         error = ErrorResponse.of("invalid_request", message, retryable=False)
         state = ResearchState(task="(invalid)", max_iters=1)
-        kernel = Kernel("research", self.model, Budget(), trace=trace, run_id=run_id)
-        kernel.started = started  # the time spent on the request counts
-        kernel.standing = lambda: phase_fields(state, kernel.budget)
+        unlimited = Budget.of()
+        kernel = Kernel(
+            "research",
+            self.model,
+            unlimited,
+            trace=trace,
+            run_id=run_id,
+            clock=self.clock,
+            started=started,  # the time spent on the request counts
+            standing=lambda: phase_fields(state, unlimited),
+        )
         fields = kernel.finish("invalid_request", ok=False, error=error.error.type)
         return ResearchRun(**fields, succeeded=False, response=error, state=state)
 
@@ -213,9 +221,9 @@ class _Run:
             trace=trace,
             run_id=run_id,
             clock=loop.clock,
+            started=started,
             standing=lambda: phase_fields(self.state, ledger),
         )
-        self.kernel.started = started
         self.metered = self.kernel.metered
         self.search = ResilientSearch(
             loop.providers, settings=loop.resilience, trace=trace, sleep=loop.sleep
