@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from guardsearch.apps.game24.arith import StepError, parse_numbers
-from guardsearch.apps.game24.solve import DEFAULT_STRATEGY, default_options
+from guardsearch.apps.game24.solve import DEFAULT_STRATEGY, default_options, puzzle_numbers
 from guardsearch.apps.game24.space import Game24Space
 from guardsearch.core.errors import ConfigError
 from guardsearch.registry import App, AppSetup, register
@@ -16,10 +15,7 @@ def build(problem: dict[str, Any], strategy: str) -> AppSetup:
     numbers = problem.get("numbers")
     if not isinstance(numbers, str):
         raise ConfigError('game24 needs {"numbers": "4 5 6 10"}')
-    try:
-        values = parse_numbers(numbers)
-    except StepError as exc:
-        raise ConfigError(f"Game of 24 needs numbers like '4 5 6 10': {exc}") from exc
+    values = puzzle_numbers(numbers)
     space = Game24Space(
         numbers=values,
         value=bool(problem.get("value", False)),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -23,12 +24,38 @@ class StepError(ValueError):
     """A step that breaks the rules; the message is feedback for the model."""
 
 
+# Numbers come from people and from the model: their size is checked on the text,
+# before any conversion, so that "1e10000000" is refused at once instead of costing
+# minutes of CPU (Fraction would build 10**10000000 first).
+MAX_DIGITS = 15
+MAX_EXPONENT = 15
+_DECIMAL = re.compile(r"[+-]?(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?", re.ASCII)
+_RATIO = re.compile(r"[+-]?(\d+)/(\d+)", re.ASCII)
+
+
 def parse_number(text: str) -> Fraction:
-    """'4', '-3', '2/3', '1.5' -> Fraction; raises StepError otherwise."""
+    """'4', '-3', '2/3', '1.5', '1e3' -> Fraction; raises StepError otherwise.
+
+    ASCII digits only, at most `MAX_DIGITS` digits in each part and an exponent of at
+    most `MAX_EXPONENT`: anything larger is not a number of this game.
+    """
+    text = text.strip()
+    ratio = _RATIO.fullmatch(text)
+    decimal = None if ratio else _DECIMAL.fullmatch(text)
+    if ratio:
+        parts, exponent = ratio.groups(), "0"
+    elif decimal and (decimal[1] or decimal[2]):
+        parts, exponent = (decimal[1], decimal[2] or ""), decimal[3] or "0"
+    else:
+        raise StepError(f"{text[:40]!r} is not a number")
+    if any(len(p) > MAX_DIGITS for p in parts):
+        raise StepError(f"{text[:40]!r} has too many digits (at most {MAX_DIGITS})")
+    if len(exponent.lstrip("+-")) > 3 or abs(int(exponent)) > MAX_EXPONENT:
+        raise StepError(f"{text[:40]!r}: the exponent is out of range (at most {MAX_EXPONENT})")
     try:
-        return Fraction(text.strip())
+        return Fraction(text)
     except (ValueError, ZeroDivisionError) as exc:
-        raise StepError(f"{text!r} is not a number") from exc
+        raise StepError(f"{text[:40]!r} is not a number") from exc
 
 
 def show(x: Fraction) -> str:

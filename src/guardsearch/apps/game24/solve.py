@@ -6,6 +6,7 @@ import csv
 import io
 import time
 from dataclasses import dataclass
+from fractions import Fraction
 from importlib import resources
 from typing import Any
 
@@ -26,6 +27,7 @@ DEFAULT_BUDGET_CALLS = 40
 # consensus at temperature 0 would make its N candidates N copies of one greedy
 # rollout; sampled, each candidate differs through its own explicit seed.
 CONSENSUS_TEMPERATURE = 0.7
+MIN_NUMBERS, MAX_NUMBERS = 2, 6
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,23 @@ def puzzles() -> list[Puzzle]:
         )
         for r in rows
     ]
+
+
+def puzzle_numbers(numbers: str) -> tuple[Fraction, ...]:
+    """The numbers of a puzzle a person gave ("4 5 6 10"): 2 to 6 of them, each bounded
+    (`parse_number`); a ConfigError says what is wrong. The one check every way in
+    shares: the CLI, durable runs and POST /solve (through the app's `build`)."""
+    count = len(numbers.replace(",", " ").split())
+    wrong_count = f"Game of 24 takes {MIN_NUMBERS} to {MAX_NUMBERS} numbers, got {count}"
+    if count > MAX_NUMBERS:  # before parsing: a long list costs nothing to refuse
+        raise ConfigError(wrong_count)
+    try:
+        values = parse_numbers(numbers)
+    except StepError as exc:
+        raise ConfigError(f"Game of 24 needs numbers like '4 5 6 10': {exc}") from exc
+    if count < MIN_NUMBERS:
+        raise ConfigError(wrong_count)
+    return values
 
 
 def default_options(strategy: str) -> dict[str, Any]:
@@ -87,12 +106,7 @@ async def solve_game24(
     `options` go to `search` (e.g. `width=5`, `samples=2`, `temperature=0.7`), over
     `default_options(strategy)` (consensus samples at temperature 0.7 unless told).
     """
-    try:
-        values = parse_numbers(numbers)
-    except StepError as exc:
-        raise ConfigError(f"Game of 24 needs numbers like '4 5 6 10': {exc}") from exc
-    if not 2 <= len(values) <= 6:
-        raise ConfigError(f"Game of 24 takes 2 to 6 numbers, got {len(values)}")
+    values = puzzle_numbers(numbers)
     the_model = model_from_spec(model) if model is None or isinstance(model, str) else model
     space = Game24Space(numbers=values, value=value, constrained=constrained)
     options = {**default_options(strategy), **options}
