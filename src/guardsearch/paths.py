@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from guardsearch.core.errors import ConfigError
+
 HOME_ENV = "GUARDSEARCH_HOME"
 
 
@@ -15,7 +17,13 @@ def home() -> Path:
 
 
 def subdir(name: str) -> Path:
-    """`home()/name`, created on demand."""
+    """`home()/name`, created on demand; a ConfigError if it cannot be (a
+    `GUARDSEARCH_HOME` that is a file, or a folder that cannot be written)."""
     path = home() / name
-    path.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot use {path} ({HOME_ENV}={home()}): {exc.strerror or exc}"
+        ) from exc
     return path

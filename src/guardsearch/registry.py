@@ -66,7 +66,13 @@ class App:
 
     def setup(self, problem: dict[str, Any], strategy: str) -> AppSetup:
         """The space (and default options) for `problem`, checked to be an AppSetup."""
-        setup = self.build(dict(problem), strategy)
+        try:
+            setup = self.build(dict(problem), strategy)
+        except TypeError as exc:  # e.g. an import path naming something else: 'os:system'
+            raise ConfigError(
+                f"app {self.name!r} could not build a space: {exc} "
+                "(a build function takes (problem, strategy) and returns an AppSetup)"
+            ) from exc
         if not isinstance(setup, AppSetup):
             raise ConfigError(
                 f"app {self.name!r} must return an AppSetup, got {type(setup).__name__}"

@@ -10,6 +10,7 @@ from guardsearch.cli.apps import apps, start
 from guardsearch.cli.ask import ask
 from guardsearch.cli.bench import bench_app
 from guardsearch.cli.corpus import corpus_app
+from guardsearch.cli.errors import OneLineErrors
 from guardsearch.cli.find import find
 from guardsearch.cli.lock import lock
 from guardsearch.cli.models_cmd import models
@@ -21,6 +22,7 @@ from guardsearch.cli.serve import serve
 from guardsearch.cli.solve import solve_app
 
 app = typer.Typer(
+    cls=OneLineErrors,
     name="guardsearch",
     help="Run LLM work as searches and loops steered by guard feedback.",
     no_args_is_help=True,

@@ -9,13 +9,20 @@ from typing import Annotated, Any
 
 import typer
 
-from guardsearch.cli.output import err, exit_for, fail, out, print_json, progress_printer
+from guardsearch.cli.output import (
+    err,
+    exit_for,
+    fail,
+    open_sink,
+    out,
+    print_json,
+    progress_printer,
+)
 from guardsearch.core.budget import Budget
 from guardsearch.core.context import Context
 from guardsearch.core.errors import GuardsearchError, StepFailed
 from guardsearch.core.events import Trace
 from guardsearch.guards.schema import load_schema_file
-from guardsearch.jsonl import JsonlSink
 from guardsearch.models.metered import Metered
 from guardsearch.models.spec import model_from_spec
 from guardsearch.prompts import PromptTemplate
@@ -35,6 +42,8 @@ def ask(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Ask the model once, guarded: parse, check, retry with feedback up to --rmax."""
+    if not prompt.strip():
+        fail("the prompt is empty", as_json=as_json)
     try:
         json_schema = load_schema_file(str(schema)) if schema else None
         step = Step(
@@ -49,7 +58,7 @@ def ask(
         fail(str(exc), exit_for(exc), as_json=as_json)
     events = Trace()
     events.subscribe(progress_printer())
-    sink = JsonlSink(trace) if trace else None
+    sink = open_sink(trace) if trace else None
     if sink:
         events.subscribe(sink)
     metered = Metered(chosen, Budget.of(calls=budget_calls), events)

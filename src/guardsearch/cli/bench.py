@@ -80,6 +80,9 @@ def _run(
                 f"{result.calls} calls, {result.seconds:.1f}s[/dim]"
             )
 
+    for folder in (config.out_dir, Path(config.report_dir or config.out)):
+        if folder.exists() and not folder.is_dir():
+            fail(f"{folder} is a file, not a folder for the results", as_json=as_json)
     run_store = None
     try:
         executor = executor_named(executor_name, address=ray_address)

@@ -92,6 +92,8 @@ def search(
     """Search the corpora without any model."""
     from guardsearch.corpus import open_index
 
+    if not query.strip():
+        fail("the query is empty", as_json=as_json)
     try:
         index = open_index()
         if corpus is not None and index.info(corpus) is None:

@@ -28,7 +28,10 @@ def lock(
             f"run {run_id} is {record.status}; only a succeeded run's solver can be locked",
             as_json=as_json,
         )
-    path = write_lock(record.fingerprint, out_file, run_id=run_id)
+    try:
+        path = write_lock(record.fingerprint, out_file, run_id=run_id)
+    except OSError as exc:
+        fail(f"cannot write lock file {out_file}: {exc.strerror or exc}", as_json=as_json)
     if as_json:
         print_json({**record.fingerprint, "run": run_id, "path": str(path)})
     else:

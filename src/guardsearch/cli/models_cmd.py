@@ -6,7 +6,8 @@ from typing import Annotated, Any
 
 import typer
 
-from guardsearch.cli.output import out, print_json
+from guardsearch.cli.output import exit_for, fail, out, print_json
+from guardsearch.core.errors import GuardsearchError
 from guardsearch.models.spec import default_spec
 
 
@@ -55,8 +56,11 @@ def models(
     from guardsearch.models.embedded import EMBEDDED_MODELS, embedded_status
 
     statuses = [embedded_status(model) for model in EMBEDDED_MODELS.values()]
-    for status in statuses:
-        status["llama_settings"] = _llama_settings(status, check=check)
+    try:
+        for status in statuses:
+            status["llama_settings"] = _llama_settings(status, check=check)
+    except GuardsearchError as exc:  # e.g. GUARDSEARCH_LLAMA_EXTRA_BUFTS=maybe
+        fail(str(exc), exit_for(exc), as_json=as_json)
     info: dict[str, Any] = {
         "default": default_spec(),
         "backends": backends(),

@@ -11,15 +11,16 @@ from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
+from guardsearch.cli.errors import EXIT_FAILED, EXIT_USAGE, one_line
 from guardsearch.core.errors import ConfigError, GuardsearchError
 from guardsearch.core.events import Event, Trace
 
 err = Console(stderr=True, highlight=False)
 out = Console(highlight=False)
 
-EXIT_FAILED = 1
-EXIT_USAGE = 2
+__all__ = ["EXIT_FAILED", "EXIT_USAGE", "err", "fail", "out", "print_json", "traced"]
 
 
 def print_json(payload: Any) -> None:
@@ -28,10 +29,12 @@ def print_json(payload: Any) -> None:
 
 
 def fail(message: str, code: int = EXIT_USAGE, *, as_json: bool = False) -> NoReturn:
+    """End the command: `error: MESSAGE` on stderr, on one line however long (scripts and
+    people grep for it), never read as markup; with `as_json` also `{"ok": false, ...}`."""
+    message = one_line(message)
     if as_json:
         print_json({"ok": False, "error": message})
-    # One line however long: scripts and people grep for it (no wrapping at 80 columns).
-    err.print(f"[red]error:[/red] {message}", soft_wrap=True)
+    err.print(Text.assemble(("error:", "red"), " ", message), soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -65,15 +68,24 @@ def progress_printer(quiet: bool = False) -> Any:
     return show
 
 
+def open_sink(path: Path) -> Any:
+    """A JSONL trace file opened for appending; a path that cannot be written (a folder,
+    a missing folder, no permission) is a usage error, found before any work is done."""
+    from guardsearch.jsonl import JsonlSink
+
+    try:
+        return JsonlSink(path)
+    except OSError as exc:
+        fail(f"cannot write trace file {path}: {exc.strerror or exc}")
+
+
 @contextmanager
 def traced(narrator: Callable[[Event], None], path: Path | None) -> Iterator[Trace]:
     """A run's event trace: narrated by `narrator` and, given a path, appended to a JSONL
     file that is closed however the block ends."""
-    from guardsearch.jsonl import JsonlSink
-
     events = Trace()
     events.subscribe(narrator)
-    sink = JsonlSink(path) if path else None
+    sink = open_sink(path) if path else None
     if sink:
         events.subscribe(sink)
     try:

@@ -8,11 +8,18 @@ from typing import Annotated, Any
 
 import typer
 
-from guardsearch.cli.output import err, exit_for, fail, out, print_json, progress_printer
+from guardsearch.cli.output import (
+    err,
+    exit_for,
+    fail,
+    open_sink,
+    out,
+    print_json,
+    progress_printer,
+)
 from guardsearch.core.budget import Budget
 from guardsearch.core.errors import GuardsearchError
 from guardsearch.core.events import Trace
-from guardsearch.jsonl import JsonlSink
 
 
 def _list(as_json: bool) -> None:
@@ -106,7 +113,7 @@ def plan(
 
     events = Trace()
     events.subscribe(progress_printer(quiet))
-    sink = JsonlSink(trace) if trace else None
+    sink = open_sink(trace) if trace else None
     if sink:
         events.subscribe(sink)
     try:

@@ -77,6 +77,8 @@ def research(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress on stderr.")] = False,
 ) -> None:
     """Plan, search, reflect and answer with citations verified against the sources."""
+    if not question.strip():
+        fail("the question is empty", as_json=as_json)
     try:
         from guardsearch.models.spec import model_from_spec
         from guardsearch.tools.spec import providers_from_specs

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import typer
 
@@ -156,6 +157,42 @@ def export_doc(store: RunStore, run_id: str) -> dict[str, Any]:
     }
 
 
+# A run id as stores make them ("run-3f2a..."): one file-name-safe word. Page names are
+# built from an id only after this check, so no id (from an argument or from inside an
+# export file) can name a path elsewhere: "../../x", "/etc/x", NULs are refused.
+RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+def checked_id(run_id: object, where: str) -> str:
+    """`run_id` if it is a well-formed run id; else a usage error naming `where`."""
+    if isinstance(run_id, str) and RUN_ID.fullmatch(run_id) and ".." not in run_id:
+        return run_id
+    fail(f"{where} {str(run_id)[:80]!r} is not a run id (letters, digits, '.', '-', '_')")
+
+
+def write_text(path: Path, text: str, what: str) -> None:
+    """Write `text` to `path`; a folder, a missing folder or no permission is a usage
+    error with one clear line, not a traceback."""
+    try:
+        path.write_text(text, "utf-8")
+    except OSError as exc:
+        fail(f"cannot write {what} {path}: {exc.strerror or exc}")
+
+
+def read_export(source: Path) -> dict[str, Any]:
+    """A `runs export` file, checked to have an export's shape."""
+    from guardsearch.viewer.page import check_export
+
+    try:
+        doc = json.loads(source.read_text("utf-8"))
+        check_export(doc)
+    except OSError as exc:
+        fail(f"cannot read {source}: {exc.strerror or exc}")
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError, ValueError) as exc:
+        fail(f"{source} is not a run export: {exc}")
+    return cast(dict[str, Any], doc)
+
+
 @runs_app.command()
 def view(
     run: Annotated[str, typer.Argument(help="A run id, or a file written by `runs export`.")],
@@ -167,21 +204,20 @@ def view(
     """Write a run as one HTML page: the search tree, the winning path, every event."""
     from guardsearch.viewer import render_run
 
-    source = Path(run)
-    if source.suffix == ".json" and source.is_file():
-        try:
-            doc = json.loads(source.read_text("utf-8"))
-            page = render_run(doc)
-        except (json.JSONDecodeError, ValueError, TypeError, KeyError) as exc:
-            fail(f"{source} is not a run export: {exc}")
-        name = str(doc["run"].get("id", source.stem))
+    source = Path(run) if "\0" not in run else None
+    if source is not None and source.suffix == ".json" and source.is_file():
+        doc = read_export(source)
+        name = checked_id(doc["run"].get("id"), f"the run id in {source}") if not out_file else ""
     else:
-        doc = export_doc(open_or_fail(store), run)
+        name = checked_id(run, "run")
+        doc = export_doc(open_or_fail(store), name)
+    try:
         page = render_run(doc)
-        name = run
+    except (ValueError, TypeError, RecursionError) as exc:
+        fail(f"{run} is not a run export: {exc}")
     target = out_file or Path(f"{name}.html")
-    target.write_text(page, "utf-8")
-    out.print(f"wrote {target} ({len(page):,} bytes)")
+    write_text(target, page, "the page")
+    out.print(f"wrote {target} ({len(page):,} bytes)", markup=False)
 
 
 @runs_app.command()
@@ -201,8 +237,8 @@ def export(
     if out_file is None:
         print_json(doc)
     else:
-        out_file.write_text(json.dumps(doc, ensure_ascii=False, indent=2), "utf-8")
-        err.print(f"[dim]wrote {out_file}[/dim]")
+        write_text(out_file, json.dumps(doc, ensure_ascii=False, indent=2), "the export")
+        err.print(f"wrote {out_file}", style="dim", markup=False)
 
 
 @runs_app.command()
@@ -283,6 +319,5 @@ def cancel(
         out.print(f"{record.id} cancelled")
     else:
         out.print(
-            f"{record.id} cancel requested: process {record.owner} stops it at its next "
-            "checkpoint"
+            f"{record.id} cancel requested: process {record.owner} stops it at its next checkpoint"
         )

@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import Annotated
 
 import typer
+
+from guardsearch.cli.output import fail
+from guardsearch.core.errors import ConfigError
+
+LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
 
 
 def serve(
@@ -17,8 +23,19 @@ def serve(
         typer.Option("--search", help="Search provider(s) in fallback order (default: corpus)."),
     ] = None,
     api_key: Annotated[
-        str | None,
-        typer.Option(envvar="GUARDSEARCH_API_KEY", help="Require this key (X-API-Key or Bearer)."),
+        list[str] | None,
+        typer.Option(
+            "--api-key",
+            help="Accept this key (X-API-Key or Bearer); repeat for several keys "
+            "(default: $GUARDSEARCH_API_KEY, comma-separated).",
+        ),
+    ] = None,
+    api_key_file: Annotated[
+        Path | None,
+        typer.Option(
+            help="Accept the keys in this file, one per line "
+            "(default: $GUARDSEARCH_API_KEY_FILE). An async run is served to its key only.",
+        ),
     ] = None,
     max_concurrent_runs: Annotated[int, typer.Option(min=1, help="Runs at once.")] = 64,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
@@ -28,16 +45,23 @@ def serve(
 
     from guardsearch.server import create_app
 
+    if log_level not in LOG_LEVELS:
+        fail(f"unknown log level {log_level!r}; choose one of {', '.join(LOG_LEVELS)}")
+
     # Phase boundaries are JSON log lines on this logger (seed §17).
     handler = logging.StreamHandler()
     handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(message)s"))
     research_log = logging.getLogger("guardsearch.research")
     research_log.addHandler(handler)
     research_log.setLevel(logging.INFO)
-    app = create_app(
-        model_spec=model,
-        provider_specs=search,
-        api_key=api_key,
-        max_concurrent_runs=max_concurrent_runs,
-    )
+    try:
+        app = create_app(
+            model_spec=model,
+            provider_specs=search,
+            api_key=api_key or None,
+            api_key_file=api_key_file,
+            max_concurrent_runs=max_concurrent_runs,
+        )
+    except ConfigError as exc:
+        fail(str(exc))
     uvicorn.run(app, host=host, port=port, log_level=log_level)

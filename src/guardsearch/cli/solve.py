@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from typer.core import TyperCommand
 
 from guardsearch.cli.output import err, exit_for, fail, out, print_json, progress_printer, traced
 from guardsearch.core.budget import Budget
@@ -17,8 +19,36 @@ solve_app = typer.Typer(
     help="Solve a packaged search problem with any strategy.", no_args_is_help=True
 )
 
+# A puzzle that starts with a negative number ("-1 2 3 4") looks like an option.
+_NEGATIVE_NUMBERS = re.compile(r"-[0-9.][0-9.,/eE+\s-]*")
 
-@solve_app.command("game24")
+
+class NumbersArgument(TyperCommand):
+    """A command whose argument may start with '-': `solve game24 "-1 2 3 4"`.
+
+    A word that reads as negative numbers, and is not the value of an option before
+    it, is moved behind a `--`, where it can only be the argument."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if "--" not in args:
+            valued = {
+                name
+                for param in self.params
+                if not getattr(param, "is_flag", True)
+                for name in getattr(param, "opts", ())
+            }
+            moved = [
+                i
+                for i, a in enumerate(args)
+                if _NEGATIVE_NUMBERS.fullmatch(a) and not (i and args[i - 1] in valued)
+            ]
+            if moved:
+                words = [args[i] for i in moved]
+                args = [a for i, a in enumerate(args) if i not in moved] + ["--", *words]
+        return super().parse_args(ctx, args)
+
+
+@solve_app.command("game24", cls=NumbersArgument)
 def game24(
     numbers: Annotated[str, typer.Argument(help='The puzzle, e.g. "4 5 6 10".')],
     strategy: Annotated[

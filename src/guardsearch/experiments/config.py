@@ -92,7 +92,7 @@ class ExperimentConfig(BaseModel):
     def from_yaml(cls, path: str | Path) -> ExperimentConfig:
         try:
             data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError) as exc:
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
             raise ConfigError(f"cannot read experiment config {path}: {exc}") from exc
         return cls.parse(data, str(path))
 

@@ -41,6 +41,7 @@ from guardsearch.runs.checkpoint import Checkpointer, load_state
 from guardsearch.runs.lock import check_lock, fingerprint
 from guardsearch.runs.pause import AskingSpace, InputNeeded
 from guardsearch.runs.spec import RunSpec
+from guardsearch.search.options import check_json_options
 from guardsearch.search.run import search
 from guardsearch.search.serialize import context_to_dict
 from guardsearch.search.space import SearchSpace
@@ -75,6 +76,7 @@ def lease_seconds() -> float:
 
 def create_run(spec: RunSpec, store: RunStore, *, locked: Path | None = None) -> RunRecord:
     """Record a new run (status `created`) after checking its app and, if asked, the lock."""
+    check_json_options(spec.strategy, spec.options)  # a spec's options are JSON
     setup = build_app(spec.app, spec.problem, spec.strategy)  # fail now on a bad problem
     if locked is not None:
         check_lock(spec, locked, setup)

@@ -13,16 +13,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import time
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response, StreamingResponse
+from starlette.exceptions import HTTPException
 
 from guardsearch.core.budget import Budget, BudgetLike
 from guardsearch.core.errors import ConfigError
@@ -45,7 +47,15 @@ from guardsearch.server.schemas import (
     SolveResponse,
     SourceOut,
 )
-from guardsearch.server.security import API_KEY_ENV, ApiKeyGuard, BodyLimit
+from guardsearch.server.security import (
+    API_KEY_ENV,
+    API_KEY_FILE_ENV,
+    KEY_SCOPE,
+    ApiKeyGuard,
+    BodyLimit,
+    hide_run_ids,
+    read_keys,
+)
 from guardsearch.tools.base import SearchError, SearchProvider
 from guardsearch.tools.corpus_search import CorpusProvider
 from guardsearch.tools.resilient import ResilienceSettings, ResilientSearch
@@ -64,6 +74,12 @@ STATUS = {
     "model_error": 502,
     "timeout": 504,
 }
+
+
+# The error type of an HTTP error raised by the framework (no such path, wrong method).
+HTTP_ERROR_TYPES = {400: "invalid_request", 404: "not_found", 405: "method_not_allowed"}
+
+log = logging.getLogger("guardsearch.server")
 
 
 def error_status(error: ErrorResponse) -> int:
@@ -171,7 +187,8 @@ def create_app(
     config: ResearchConfig | None = None,
     budget: BudgetLike = None,
     resilience: ResilienceSettings | None = None,
-    api_key: str | None = None,
+    api_key: str | Sequence[str] | None = None,
+    api_key_file: str | os.PathLike[str] | None = None,
     max_body_bytes: int = MAX_BODY_BYTES,
     max_concurrent_runs: int = 64,
     max_jobs: int = 1000,
@@ -181,6 +198,9 @@ def create_app(
 
     `budget` is every research run's default (None: `default_budget()`, from the
     environment); a request's `token_budget` and `max_execution_time_s` replace its caps.
+    `api_key` (one key or several) and `api_key_file` (one key per line) name the keys
+    a request may bring; with neither, `$GUARDSEARCH_API_KEY` (comma-separated) and
+    `$GUARDSEARCH_API_KEY_FILE`; with no key at all, every endpoint is open.
     """
     service = _Service(
         model,
@@ -209,21 +229,40 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.service = service
-    key = api_key if api_key is not None else os.environ.get(API_KEY_ENV) or None
-    if key:
-        app.add_middleware(ApiKeyGuard, key=key)
+    if api_key is None and api_key_file is None:
+        keys = read_keys(
+            [os.environ.get(API_KEY_ENV, "")],
+            [f for f in [os.environ.get(API_KEY_FILE_ENV)] if f],
+        )
+    else:
+        given = [api_key] if isinstance(api_key, str) else list(api_key or [])
+        keys = read_keys(given, [api_key_file] if api_key_file is not None else [])
+    if keys:
+        app.add_middleware(ApiKeyGuard, keys=keys)
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
+    hide_run_ids()
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc'][1:]) or 'body'}: {e['msg']}"
-            for e in exc.errors()[:5]
-        )
+        problems = "; ".join(_problem(e) for e in exc.errors()[:5])
         error = ErrorResponse.of("invalid_request", problems or "invalid request", retryable=False)
         return JSONResponse(error.model_dump(exclude_none=True), status_code=400)
 
-    async def run_endpoint(body: RunRequest) -> Response:
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> Response:
+        # 404, 405, a body that is not JSON at all: the documented shape, like every error.
+        kind = HTTP_ERROR_TYPES.get(exc.status_code, "http_error")
+        error = ErrorResponse.of(kind, str(exc.detail), retryable=False)
+        return _respond(error, exc.status_code, headers=exc.headers)
+
+    @app.exception_handler(Exception)
+    async def internal(request: Request, exc: Exception) -> Response:
+        # A bug must still answer in the documented shape, and say nothing of the server.
+        log.error("internal error on %s %s", request.method, request.url.path, exc_info=exc)
+        error = ErrorResponse.of("internal_error", "internal server error", retryable=True)
+        return _respond(error, 500)
+
+    async def run_endpoint(body: RunRequest, request: Request) -> Response:
         run_id = uuid.uuid4().hex[:16]
         if body.stream:
             return StreamingResponse(
@@ -240,11 +279,12 @@ def create_app(
                 )
                 return (await _safe_research(service, body, trace, run_id)).response
 
-            service.jobs.start(run_id, work)
-            accepted = JobAccepted(id=run_id, status="pending", status_url=f"/runs/{run_id}")
-            return JSONResponse(
-                accepted.model_dump(), status_code=202, headers={"Location": f"/runs/{run_id}"}
-            )
+            # The job's id is a bearer token of its own: not the run id that the phase
+            # logs carry, and served only to the key that started it.
+            job = service.jobs.start(work, owner=request.scope.get(KEY_SCOPE))
+            url = f"/runs/{job.id}"
+            accepted = JobAccepted(id=job.id, status="pending", status_url=url)
+            return JSONResponse(accepted.model_dump(), status_code=202, headers={"Location": url})
         run = await _safe_research(service, body, Trace(), run_id)
         return _respond(run.response)
 
@@ -259,9 +299,9 @@ def create_app(
             504: {"model": ErrorResponse},
         },
     )
-    async def run(body: RunRequest) -> Response:
+    async def run(body: RunRequest, request: Request) -> Response:
         """Plan, search, reflect and synthesize an answer with verified citations."""
-        return await run_endpoint(body)
+        return await run_endpoint(body, request)
 
     @app.post(
         "/run-simple",
@@ -269,11 +309,11 @@ def create_app(
         summary="Research, simple tier",
         responses={202: {"model": JobAccepted}, 400: {"model": ErrorResponse}},
     )
-    async def run_simple(body: RunRequest) -> Response:
+    async def run_simple(body: RunRequest, request: Request) -> Response:
         """Like /run with `complexity_tier` defaulting to "simple" (2 iterations, 3 queries)."""
         if body.complexity_tier is None:
             body = body.model_copy(update={"complexity_tier": "simple"})
-        return await run_endpoint(body)
+        return await run_endpoint(body, request)
 
     @app.post("/search", response_model=SearchResponse, summary="Search without a model")
     async def search(body: SearchRequest) -> Response:
@@ -318,12 +358,12 @@ def create_app(
         summary="Poll an async run",
         responses={404: {"model": ErrorResponse}},
     )
-    async def get_run(run_id: str) -> Response:
+    async def get_run(run_id: str, request: Request) -> Response:
+        """An async run's status, for the key that started it only (another key gets the
+        same 404 as an unknown id: it learns nothing of other keys' runs)."""
         job = service.jobs.get(run_id)
-        if job is None:
-            return _respond(
-                ErrorResponse.of("not_found", f"no run {run_id!r}", retryable=False), 404
-            )
+        if job is None or job.owner != request.scope.get(KEY_SCOPE):
+            return _respond(ErrorResponse.of("not_found", "no such run", retryable=False), 404)
         status = JobStatus(
             id=job.id,
             status=job.status,  # type: ignore[arg-type]
@@ -386,13 +426,27 @@ async def _safe_research(
     return run
 
 
-def _respond(response: AgentResponse | ErrorResponse, status: int | None = None) -> JSONResponse:
+def _respond(
+    response: AgentResponse | ErrorResponse,
+    status: int | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> JSONResponse:
     if isinstance(response, AgentResponse):
         return JSONResponse(response.model_dump(mode="json"))
     return JSONResponse(
         response.model_dump(mode="json", exclude_none=True),
         status_code=status or error_status(response),
+        headers=headers,
     )
+
+
+def _problem(error: Mapping[str, Any]) -> str:
+    """One validation problem as `where: what` (a body that is no JSON says so)."""
+    where = ".".join(str(p) for p in error["loc"][1:]) or "body"
+    if error.get("type") == "json_invalid":
+        why = (error.get("ctx") or {}).get("error", "")
+        return f"body is not valid JSON{f' ({why})' if why else ''}"
+    return f"{where}: {error['msg']}"
 
 
 def _sse_event(event: str, data: Any) -> bytes:

@@ -2,12 +2,15 @@
 
 Jobs live in the server process; the oldest finished ones are evicted past
 `max_jobs`. Durable runs belong to the store layer; this is the seed's polling
-option (§16.1), not a queue.
+option (§16.1), not a queue. A job's id is an unguessable token (128 random bits),
+and a job remembers the API key that started it (`owner`, a key id), so that the
+server can serve it to that key only.
 """
 
 from __future__ import annotations
 
 import asyncio
+import secrets
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
@@ -22,6 +25,7 @@ _PHASES_KEPT = 50
 @dataclass
 class Job:
     id: str
+    owner: str | None = None
     status: str = "pending"
     created_at: float = field(default_factory=time.time)
     finished_at: float | None = None
@@ -43,10 +47,14 @@ class JobStore:
         return self._jobs.get(job_id)
 
     def start(
-        self, job_id: str, work: Callable[[Job], Awaitable[AgentResponse | ErrorResponse]]
+        self,
+        work: Callable[[Job], Awaitable[AgentResponse | ErrorResponse]],
+        *,
+        owner: str | None = None,
     ) -> Job:
-        job = Job(id=job_id)
-        self._jobs[job_id] = job
+        """Run `work` as a new job with a fresh token id, started by `owner` (a key id)."""
+        job = Job(id=secrets.token_urlsafe(16), owner=owner)
+        self._jobs[job.id] = job
         self._evict()
 
         async def runner() -> None:

@@ -1,14 +1,24 @@
-"""Request-size limit (ASGI middleware) and the optional API key."""
+"""Request-size limit (ASGI middleware) and the optional API keys."""
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import json
+import logging
+import os
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from guardsearch.core.errors import ConfigError
+
 API_KEY_ENV = "GUARDSEARCH_API_KEY"
+API_KEY_FILE_ENV = "GUARDSEARCH_API_KEY_FILE"
+KEY_SCOPE = "guardsearch.api_key_id"
 OPEN_PATHS = frozenset({"/healthz", "/docs", "/redoc", "/openapi.json", "/docs/oauth2-redirect"})
 
 
@@ -36,7 +46,10 @@ class BodyLimit:
 
     The body is read here (bounded by the limit) and replayed to the app: a chunked
     upload without Content-Length cannot slip past, and the app never sees a partial
-    body. Bodies of this service are small JSON documents, so buffering costs nothing.
+    body. A body that ends short of its Content-Length, or a client that goes away
+    before its body is complete, is never passed on as if it were whole (400, or
+    nothing at all when nobody is left to answer). Bodies of this service are small
+    JSON documents, so buffering costs nothing.
     """
 
     def __init__(self, app: ASGIApp, max_bytes: int) -> None:
@@ -47,16 +60,22 @@ class BodyLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        declared: int | None = None
         for name, value in scope.get("headers", []):
-            if name == b"content-length" and value.isdigit() and int(value) > self.max_bytes:
-                await self._too_large(send)
-                return
+            if name == b"content-length":
+                if not value.isdigit() or len(value) > 12:
+                    await _reject(send, 400, "invalid_request", "bad Content-Length header")
+                    return
+                declared = int(value)
+        if declared is not None and declared > self.max_bytes:
+            await self._too_large(send)
+            return
         chunks: list[bytes] = []
         size = 0
         while True:
             message = await receive()
             if message["type"] != "http.request":
-                break  # the client went away; let the app see the disconnect
+                return  # the client went away mid-body: nothing to run, nobody to answer
             size += len(message.get("body", b""))
             if size > self.max_bytes:
                 await self._too_large(send)
@@ -64,6 +83,14 @@ class BodyLimit:
             chunks.append(message.get("body", b""))
             if not message.get("more_body", False):
                 break
+        if declared is not None and size != declared:
+            await _reject(
+                send,
+                400,
+                "invalid_request",
+                f"request body is {size} bytes, its Content-Length says {declared}",
+            )
+            return
         replayed = False
 
         async def replay() -> Message:
@@ -79,12 +106,52 @@ class BodyLimit:
         await _reject(send, 413, "request_too_large", f"request body over {self.max_bytes} bytes")
 
 
-class ApiKeyGuard:
-    """Require `X-API-Key: KEY` or `Authorization: Bearer KEY` on every non-open path."""
+def key_id(key: str) -> str:
+    """A key's name in run records and logs: a short digest, never the key itself."""
+    return hashlib.sha256(key.encode()).hexdigest()[:12]
 
-    def __init__(self, app: ASGIApp, key: str) -> None:
+
+def read_keys(
+    values: Iterable[str] = (), files: Iterable[str | os.PathLike[str]] = ()
+) -> list[str]:
+    """The API keys a server accepts: `values` (each may hold several, separated by
+    commas or whitespace) and key files (one key per line; blank lines and `#` comments
+    are skipped). A ConfigError names a file that cannot be read; keys are kept in order,
+    once each."""
+    keys: list[str] = []
+    for value in values:
+        keys.extend(value.replace(",", " ").split())
+    for file in files:
+        try:
+            text = Path(file).read_text("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"cannot read API key file {file}: {exc}") from exc
+        for line in text.splitlines():
+            line = line.split("#", 1)[0].strip()
+            if line:
+                keys.append(line)
+    return list(dict.fromkeys(keys))
+
+
+class ApiKeyGuard:
+    """Require `X-API-Key: KEY` or `Authorization: Bearer KEY` on every non-open path.
+
+    Any of `keys` is accepted. Each is compared in constant time, and all of them are
+    compared, so the time taken says nothing about which key (if any) came close. The
+    accepted key's `key_id` goes into the request's scope (`scope[KEY_SCOPE]`), so an
+    endpoint can tell whose request it is (async runs are served to their creator only).
+    """
+
+    def __init__(self, app: ASGIApp, keys: Sequence[str]) -> None:
         self.app = app
-        self.key = key.encode()
+        self.keys = [(k.encode(), key_id(k)) for k in keys]
+
+    def _match(self, given: bytes) -> str | None:
+        found = None
+        for key, ident in self.keys:
+            if hmac.compare_digest(given, key) and found is None:
+                found = ident
+        return found
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope.get("path") in OPEN_PATHS:
@@ -95,7 +162,34 @@ class ApiKeyGuard:
         auth = headers.get(b"authorization", b"")
         if not given and auth.lower().startswith(b"bearer "):
             given = auth[7:].strip()
-        if not given or not hmac.compare_digest(given, self.key):
+        ident = self._match(given) if given else None
+        if ident is None:
             await _reject(send, 401, "unauthorized", "missing or wrong API key")
             return
+        scope[KEY_SCOPE] = ident
         await self.app(scope, receive, send)
+
+
+_RUN_PATH = re.compile(r"(/runs/)[^/?\s]+")
+ACCESS_LOGGER = "uvicorn.access"
+
+
+class HideRunIds(logging.Filter):
+    """Masks async run ids in access log lines (`GET /runs/…`): a job id is a bearer
+    token, and log files are read by more people than the API keys were given to."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(
+                _RUN_PATH.sub(r"\1…", a) if isinstance(a, str) else a for a in record.args
+            )
+        elif isinstance(record.msg, str):
+            record.msg = _RUN_PATH.sub(r"\1…", record.msg)
+        return True
+
+
+def hide_run_ids(logger: str = ACCESS_LOGGER) -> None:
+    """Install `HideRunIds` on the access logger (once, however many apps are built)."""
+    target = logging.getLogger(logger)
+    if not any(isinstance(f, HideRunIds) for f in target.filters):
+        target.addFilter(HideRunIds())

@@ -1,12 +1,14 @@
 """`POST /solve`: one guarded search of a registered app (game24, plan, ...) behind HTTP.
 
 Only apps registered by name (and `served`) are served: an import path (`package.module:build`)
-would let a request load arbitrary code. The budget is capped by the server so one
+would let a request load arbitrary code. Options are checked against the strategy's
+declared ones (`search.options`), and the budget is capped by the server so one
 request cannot hold the model for long.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 from guardsearch.core.errors import ConfigError, ModelError
@@ -16,12 +18,11 @@ from guardsearch.registry import app_names, build_app, get_app
 from guardsearch.runs.runner import summarize
 from guardsearch.runs.spec import RunSpec
 from guardsearch.search import search
+from guardsearch.search.options import check_json_options
 from guardsearch.search.strategies.base import strategy_names
 from guardsearch.server.schemas import SolveRequest, SolveResponse
 
 MAX_SOLVE_CALLS = 200
-# Options that take code (callables, objects) cannot come from a request.
-CODE_OPTIONS = frozenset({"should_stop", "summarizer", "heuristic", "cost", "budgets"})
 
 
 def served_apps() -> list[str]:
@@ -38,18 +39,14 @@ def check_request(body: SolveRequest, max_calls: int = MAX_SOLVE_CALLS) -> RunSp
         raise ConfigError(
             f"unknown strategy {strategy!r}; choose one of {', '.join(strategy_names())}"
         )
-    for key, value in body.options.items():
-        if key in CODE_OPTIONS or not isinstance(value, str | int | float | bool):
-            raise ConfigError(
-                f"option {key!r} cannot be set over HTTP (only plain numbers, strings, booleans)"
-            )
+    options = check_json_options(strategy, body.options)
     if body.budget.calls > max_calls:
         raise ConfigError(f"budget.calls is capped at {max_calls} on this server")
     return RunSpec(
         app=body.app,
         problem=body.problem,
         strategy=strategy,
-        options=body.options,
+        options=options,
         budget=body.budget.model_dump(exclude_none=True),
         model="served",
     )
@@ -62,7 +59,9 @@ async def solve(
     started = time.monotonic()
     try:
         spec = check_request(body, max_calls)
-        setup = build_app(spec.app, spec.problem, spec.strategy)
+        # Building a space parses the problem: off the event loop, so that no request
+        # can hold up the others (and /healthz) while it is read.
+        setup = await asyncio.to_thread(build_app, spec.app, spec.problem, spec.strategy)
         options = {**setup.options, **spec.options}
         result = await search(
             setup.space, spec.strategy, model=model, budget=spec.make_budget(), **options

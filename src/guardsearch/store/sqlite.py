@@ -33,9 +33,15 @@ class SqliteRunStore(SqlRunStore):
             self._conn = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
         except (OSError, sqlite3.Error) as exc:
             raise ConfigError(f"cannot open run store {self.path}: {exc}") from exc
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute(f"PRAGMA synchronous={synchronous.upper()}")
-        self._conn.execute("PRAGMA foreign_keys=ON")
+        try:
+            # SQLite opens lazily: a file that is no database (or cannot be one, like
+            # /proc/version) fails here, at the first statement.
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute(f"PRAGMA synchronous={synchronous.upper()}")
+            self._conn.execute("PRAGMA foreign_keys=ON")
+        except sqlite3.DatabaseError as exc:
+            self._conn.close()
+            raise ConfigError(f"cannot open run store {self.path}: {exc}") from exc
         self.migrate()
 
     @property

@@ -51,7 +51,7 @@ def _winning_path(nodes: dict[str, dict[str, Any]]) -> set[str]:
     path: set[str] = set()
     if goals:
         current: dict[str, Any] | None = goals[0]
-        while current is not None:
+        while current is not None and current["id"] not in path:  # an export may loop
             path.add(current["id"])
             parent = current.get("parent")
             current = nodes.get(parent) if parent else None
@@ -64,8 +64,8 @@ def build_tree(state: dict[str, Any] | None) -> tuple[list[ViewNode], Counter[st
     on_path = _winning_path(raw)
     views: dict[str, ViewNode] = {}
     for node in raw.values():
-        verdict = node.get("verdict") or {}
-        text = node.get("text") or ""
+        verdict = node.get("verdict") if isinstance(node.get("verdict"), dict) else {}
+        text = str(node.get("text") or "")
         views[node["id"]] = ViewNode(
             id=node["id"],
             step=node.get("step") or "",
@@ -109,11 +109,47 @@ def _event_rows(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-def render_run(doc: dict[str, Any]) -> str:
-    """The HTML page for one exported run: `{"run", "state", "events", "calls"}`."""
+# What the page shows of a run when an export leaves a field out.
+RUN_FIELDS: dict[str, Any] = {
+    "id": "",
+    "name": "",
+    "status": "",
+    "app": "",
+    "strategy": "",
+    "termination": None,
+    "calls": 0,
+    "tokens": 0,
+    "created_at": "",
+    "updated_at": "",
+}
+
+
+def check_export(doc: Any) -> None:
+    """A ValueError unless `doc` has the shape of a `runs export` document (an export
+    file may come from anywhere: the page must not fail half-way on a wrong type)."""
+    if not isinstance(doc, dict):
+        raise ValueError("not a run export: not a JSON object")
     for key in ("run", "state", "events"):
         if key not in doc:
             raise ValueError(f"not a run export: the {key!r} field is missing")
+    if not isinstance(doc["run"], dict):
+        raise ValueError("not a run export: 'run' is not an object")
+    state = doc["state"]
+    nodes = state.get("nodes", []) if isinstance(state, dict) else None
+    if state is not None and not (
+        isinstance(nodes, list)
+        and all(isinstance(n, dict) and isinstance(n.get("id"), str) for n in nodes)
+    ):
+        raise ValueError("not a run export: 'state' must hold a list of nodes with ids")
+    if not isinstance(doc["events"], list) or not all(isinstance(e, dict) for e in doc["events"]):
+        raise ValueError("not a run export: 'events' must be a list of objects")
+    if not isinstance(doc.get("calls") or [], list):
+        raise ValueError("not a run export: 'calls' must be a list")
+
+
+def render_run(doc: dict[str, Any]) -> str:
+    """The HTML page for one exported run: `{"run", "state", "events", "calls"}`."""
+    check_export(doc)
     roots, statuses = build_tree(doc["state"])
     events: list[dict[str, Any]] = doc["events"]
     env = jinja2.Environment(
@@ -124,7 +160,7 @@ def render_run(doc: dict[str, Any]) -> str:
         undefined=jinja2.StrictUndefined,
     )
     return env.get_template("page.html.j2").render(
-        run=doc["run"],
+        run={**RUN_FIELDS, **doc["run"]},
         roots=roots,
         statuses=sorted(statuses.items()),
         kinds=sorted(Counter(e.get("kind", "") for e in events).items()),

@@ -186,6 +186,8 @@ def load_problem_file(path: str | Path) -> PlanProblem:
         text = p.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read problem file {p}: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"problem file {p} is not UTF-8 text: {exc.reason}") from exc
     try:
         data = json.loads(text) if p.suffix == ".json" else yaml.safe_load(text)
     except (ValueError, yaml.YAMLError) as exc:

@@ -68,9 +68,7 @@ class AStarOptions:
         if self.retry_penalty < 0:
             raise ConfigError(f"retry_penalty must be >= 0, got {self.retry_penalty}")
         if self.reexpand_temperature is not None and self.reexpand_temperature < 0:
-            raise ConfigError(
-                f"reexpand_temperature must be >= 0, got {self.reexpand_temperature}"
-            )
+            raise ConfigError(f"reexpand_temperature must be >= 0, got {self.reexpand_temperature}")
 
 
 @dataclass(frozen=True, kw_only=True)
