@@ -86,7 +86,7 @@ def plan(
         typer.Option(help="Backtrack heuristic for search: rules | model | blind."),
     ] = None,
     temperature: Annotated[
-        float, typer.Option(min=0.0, help="Sampling temperature (seeded, so runs replay).")
+        float, typer.Option(min=0.0, max=2.0, help="Sampling temperature (seeded, so runs replay).")
     ] = 0.7,
     seed: Annotated[int, typer.Option(help="Base seed of the model calls.")] = 0,
     trace: Annotated[Path | None, typer.Option(help="Append the event trace (JSONL).")] = None,

@@ -66,6 +66,7 @@ def game24(
         float | None,
         typer.Option(
             min=0.0,
+            max=2.0,
             help="Sampling temperature of the proposer (default 0; consensus: 0.7, so its "
             "candidates differ).",
         ),
