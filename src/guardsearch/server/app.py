@@ -51,6 +51,7 @@ from guardsearch.server.security import (
     API_KEY_ENV,
     API_KEY_FILE_ENV,
     KEY_SCOPE,
+    OPEN_PATHS,
     ApiKeyGuard,
     BodyLimit,
     hide_run_ids,
@@ -295,6 +296,7 @@ def create_app(
         responses={
             202: {"model": JobAccepted},
             400: {"model": ErrorResponse},
+            422: {"model": ErrorResponse, "description": "Budget exceeded"},
             502: {"model": ErrorResponse},
             504: {"model": ErrorResponse},
         },
@@ -307,7 +309,12 @@ def create_app(
         "/run-simple",
         response_model=AgentResponse,
         summary="Research, simple tier",
-        responses={202: {"model": JobAccepted}, 400: {"model": ErrorResponse}},
+        responses={
+            202: {"model": JobAccepted},
+            400: {"model": ErrorResponse},
+            422: {"model": ErrorResponse, "description": "Budget exceeded"},
+            502: {"model": ErrorResponse},
+        },
     )
     async def run_simple(body: RunRequest, request: Request) -> Response:
         """Like /run with `complexity_tier` defaulting to "simple" (2 iterations, 3 queries)."""
@@ -315,7 +322,12 @@ def create_app(
             body = body.model_copy(update={"complexity_tier": "simple"})
         return await run_endpoint(body, request)
 
-    @app.post("/search", response_model=SearchResponse, summary="Search without a model")
+    @app.post(
+        "/search",
+        response_model=SearchResponse,
+        summary="Search without a model",
+        responses={503: {"model": SearchResponse, "description": "Every provider failed"}},
+    )
     async def search(body: SearchRequest) -> Response:
         """One resilient search (retry, reformulation, fallback) over the providers."""
         loop = await service.loop()
@@ -339,7 +351,7 @@ def create_app(
         "/solve",
         response_model=SolveResponse,
         summary="Solve a problem with a guarded search",
-        responses={400: {"model": ErrorResponse}},
+        responses={400: {"model": ErrorResponse}, 502: {"model": ErrorResponse}},
     )
     async def solve(body: SolveRequest) -> Response:
         """Search a built-in app's problem (e.g. Game of 24) with the named strategy."""
@@ -393,7 +405,44 @@ def create_app(
         )
         return Health(status="ok", model=model_name, providers=providers, version=__version__)
 
+    _document_errors(app)
     return app
+
+
+def _document_errors(app: FastAPI) -> None:
+    """Make the OpenAPI document say what the service answers on errors: an
+    ErrorResponse with 400 for an invalid request (FastAPI would document its own 422,
+    which this service never sends), 401 without a key, 413 for a body too large."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is not None:
+            return app.openapi_schema
+        schema = build()
+        error = {"$ref": "#/components/schemas/ErrorResponse"}
+        answers = {
+            "400": "Invalid request",
+            "401": "Missing or wrong API key (when the server has keys)",
+            "413": "Request body too large",
+        }
+        for path, operations in schema.get("paths", {}).items():
+            for operation in operations.values():
+                responses = operation.setdefault("responses", {})
+                if "HTTPValidationError" in json.dumps(responses.get("422", "")):
+                    del responses["422"]
+                if path in OPEN_PATHS:
+                    continue
+                for code, what in answers.items():
+                    responses.setdefault(
+                        code,
+                        {"description": what, "content": {"application/json": {"schema": error}}},
+                    )
+        for unused in ("HTTPValidationError", "ValidationError"):
+            schema.get("components", {}).get("schemas", {}).pop(unused, None)
+        app.openapi_schema = schema
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 async def _safe_research(

@@ -337,3 +337,15 @@ def test_access_logs_hide_async_run_ids() -> None:
     plain = logging.LogRecord("x", logging.INFO, __file__, 1, "GET /runs/abc123 done", None, None)
     HideRunIds().filter(plain)
     assert "abc123" not in plain.getMessage()
+
+
+async def test_the_openapi_document_describes_the_errors_sent(client: httpx.AsyncClient) -> None:
+    spec = (await client.get("/openapi.json")).json()
+    assert "HTTPValidationError" not in json.dumps(spec)  # FastAPI's 422, never sent
+    for path, operations in spec["paths"].items():
+        for operation in operations.values():
+            if path == "/healthz":
+                continue
+            for code in ("400", "401", "413"):
+                schema = operation["responses"][code]["content"]["application/json"]["schema"]
+                assert schema == {"$ref": "#/components/schemas/ErrorResponse"}, (path, code)
