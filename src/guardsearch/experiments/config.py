@@ -43,6 +43,10 @@ class MethodEntry(BaseModel):
         return MethodSpec(label=self.label or self.method, method=self.method, options=self.options)
 
 
+# A call cap beyond any experiment (it also keeps plots and means in float range).
+MAX_BUDGET = 1_000_000
+
+
 class ExperimentConfig(BaseModel):
     """Everything an experiment runs; `out` is where its results, scorecard and plots go."""
 
@@ -55,7 +59,7 @@ class ExperimentConfig(BaseModel):
     model: str = "embedded"
     budgets: list[int] = Field(default_factory=lambda: [40])
     derive_budgets: bool = True
-    trials: int = Field(default=1, ge=1)
+    trials: int = Field(default=1, ge=1, le=10_000)
     out: str = "runs/experiment"
     # Where the scorecard and plots go (default: `out`), as NAME.md, NAME.json, NAME_*.png.
     report_dir: str | None = None
@@ -73,8 +77,8 @@ class ExperimentConfig(BaseModel):
     @field_validator("budgets")
     @classmethod
     def _budgets(cls, value: list[int]) -> list[int]:
-        if any(b < 1 for b in value):
-            raise ValueError("budgets are call caps >= 1")
+        if any(not 1 <= b <= MAX_BUDGET for b in value):
+            raise ValueError(f"budgets are call caps from 1 to {MAX_BUDGET:,}")
         return sorted(set(value))
 
     def method_specs(self) -> list[MethodSpec]:

@@ -227,6 +227,8 @@ CASES = [
     case("bench", "game24", "--range", "5:1"),
     case("bench", "game24", "--budgets", "x"),
     case("bench", "game24", "--methods", "nope"),
+    case("bench", "game24", "--range", "0:2", "--methods", "io", "--budgets", "9" * 400),
+    case("bench", "game24", "--range", "0:2", "--methods", "io", "--budgets", "-3"),
     case("bench", "game24", "--range", "0:1", "--methods", "io", "--out", "{a_file}", *M),
     case("bench", "run", "{binary}"),
     case("bench", "run", "{missing}"),
