@@ -73,8 +73,11 @@ def summarize_path(context: Context, cap_tokens: int) -> Context:
     return replace(context, artifacts=((SUMMARY_STEP, summary), *kept))
 
 
-def failure_summary(failed_step: str, feedback: str, path: Sequence[tuple[str, str]]) -> str:
-    """Seed 000 §6: the text that amends an ancestor's context on a backtrack."""
+def failure_summary(
+    failed_step: str, feedback: str, path: Sequence[tuple[str, str]], advice: str = ""
+) -> str:
+    """Seed 000 §6: the text that amends an ancestor's context on a backtrack; `advice`
+    (what the regenerated step should change, when the space knows) goes last."""
     parts = [
         "## Previous Attempt Failed",
         "",
@@ -85,5 +88,7 @@ def failure_summary(failed_step: str, feedback: str, path: Sequence[tuple[str, s
         "The following path was attempted:",
     ]
     parts += [f"- {step}: {preview(text)}" for step, text in path]
+    if advice:
+        parts += ["", f"**What to change**: {advice}"]
     parts += ["", "Generate a different output that avoids this failure mode."]
     return "\n".join(parts)

@@ -68,11 +68,20 @@ def edited(plan: dict[str, Any], **changes: Any) -> str:
     return json.dumps({**plan, **changes})
 
 
-def unsatisfiable(problem: PlanProblem) -> str:
-    """The good plan with its first two main steps swapped: a precondition fails."""
+def out_of_order(problem: PlanProblem) -> str:
+    """The good plan with its first two main steps swapped: a precondition fails, and
+    putting the steps back in order repairs it (the guards return that patch)."""
     plan = good_plan(problem)
     steps = plan["steps"]
     steps[0], steps[1] = steps[1], steps[0]
+    return json.dumps(plan)
+
+
+def unsatisfiable(problem: PlanProblem) -> str:
+    """The good plan without its first step: the next step's need is given by no step,
+    so no order of the plan's steps repairs it."""
+    plan = good_plan(problem)
+    plan["steps"] = plan["steps"][1:]
     return json.dumps(plan)
 
 

@@ -130,14 +130,18 @@ async def test_medium_reports_unsatisfiable_preconditions(plain: Any) -> None:
 async def test_medium_reports_an_unreachable_goal(plain: Any) -> None:
     verdict = await judge(MediumPlanGuard(plain), unreachable(plain))
     assert verdict.feedback == (
-        "goal tokens {report_fixed} unreachable: no main-line step gives them"
+        "goal tokens {report_fixed} unreachable: no main-line step gives them. "
+        "Fix: end with a step rerun_report (needs code_fixed), which gives report_fixed"
     )
     assert depth_of(verdict) == 1
 
 
 async def test_medium_reports_a_total_retry_budget_over_r_max(plain: Any) -> None:
     verdict = await judge(MediumPlanGuard(plain), over_budget(plain))
-    assert verdict.feedback == "total_retry_budget 15 exceeds R_max 5"
+    assert verdict.feedback == (
+        "total_retry_budget 15 exceeds R_max 5. Fix: lower retry_budget of s1 to 1, s2 to 1, "
+        "s3 to 3 (total 5)"
+    )
     assert depth_of(verdict) == 1
 
 
@@ -174,7 +178,8 @@ async def test_expansive_reports_a_dead_end_when_a_risky_step_has_no_branch(risk
     assert not verdict.passed
     assert verdict.feedback == (
         "dead-end: if s4 (deploy_fix) fails, no path reaches the goal or the safe facts "
-        "(lost {service_up}, no recovery step)"
+        "(lost {service_up}, no recovery step). Fix: add a recovery step rollback_release "
+        "after the main steps and set s4's on_failure to its id"
     )
     assert depth_of(verdict) == 2
 
@@ -186,7 +191,8 @@ async def test_expansive_reports_a_recovery_step_that_cannot_run(risky: Any) -> 
     verdict = await judge(ExpansivePlanGuard(risky), plan)
     assert verdict.feedback == (
         "dead-end: if s4 (deploy_fix) fails, no path reaches the goal or the safe facts "
-        "(recovery step s5 (rewrite_auth_module) cannot run: {design_approved} missing)"
+        "(recovery step s5 (rewrite_auth_module) cannot run: {design_approved} missing). "
+        "Fix: make the recovery step s5 do rollback_release instead"
     )
     assert depth_of(verdict) == 2
 

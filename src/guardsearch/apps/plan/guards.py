@@ -27,8 +27,17 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import ValidationError
 
+from guardsearch.apps.plan.fixes import (
+    Finding,
+    budget_finding,
+    dead_end_finding,
+    goal_finding,
+    order_finding,
+    unmet_finding,
+)
 from guardsearch.apps.plan.plan_format import Plan, complete_plan, plan_schema
 from guardsearch.apps.plan.problems import PlanProblem
+from guardsearch.apps.plan.repair import reorder_patch
 from guardsearch.apps.plan.step_guards import earlier, recon_actions
 from guardsearch.apps.plan.traces import MAX_EXPLORATIONS, explore, run_main_line
 from guardsearch.core.artifact import Artifact
@@ -84,8 +93,16 @@ class MinimalPlanGuard:
             return self._fail("minimal", [f"schema violation: {exc.errors()[0]['msg']}"])
         problems = self.structure(plan, context)
         if problems:
-            return self._fail("minimal", problems)
-        return await self.deeper(plan)
+            return self._repairable(self._fail("minimal", problems), plan)
+        return self._repairable(await self.deeper(plan), plan)
+
+    def _repairable(self, verdict: GuardResult, plan: Plan) -> GuardResult:
+        """`verdict` with the reorder repair attached when some order of the plan's own
+        steps meets every need (the step or search applies it and judges again)."""
+        if verdict.passed:
+            return verdict
+        patch = reorder_patch(self.problem, plan)
+        return replace(verdict, patch=patch) if patch else verdict
 
     def known_actions(self, context: Context | None) -> tuple[tuple[str, ...], str] | None:
         """The actions a plan may use and whose they are; None: any action name."""
@@ -114,22 +131,21 @@ class MinimalPlanGuard:
                 if target is None:
                     found.append(f"step {step.id}: on_failure names no step {step.on_failure!r}")
                 elif target <= i:
-                    found.append(
-                        f"step {step.id}: on_failure must name a later step, not {step.on_failure}"
-                    )
+                    found.append(order_finding(step, step.on_failure).feedback)
         return found
 
     async def deeper(self, plan: Plan) -> GuardResult:
         return self._pass()
 
-    def _fail(self, level: Level, problems: list[str]) -> GuardResult:
+    def _fail(self, level: Level, problems: list[str] | list[Finding]) -> GuardResult:
         checks = tuple(
             Check(name=lv, passed=LEVELS.index(lv) < LEVELS.index(level), hard=True)
             for lv in LEVELS[: LEVELS.index(level) + 1]
         )
+        texts = [p.feedback if isinstance(p, Finding) else p for p in problems]
         return GuardResult(
             passed=False,
-            feedback="; ".join(problems),
+            feedback="; ".join(texts),
             score=_SCORE[level],
             checks=checks,
             guard=self.name,
@@ -162,33 +178,35 @@ class MediumPlanGuard(MinimalPlanGuard):
         assert self.problem is not None  # __post_init__ checked it
         return self.problem
 
-    def semantics(self, plan: Plan) -> list[str]:
-        mismatched: list[str] = []
+    def semantics(self, plan: Plan) -> list[Finding]:
+        """What is wrong with the plan's meaning, each with its fix (empty: nothing)."""
+        mismatched: list[Finding] = []
         for step in plan.steps:
             action = self.spec.action(step.action)
             assert action is not None  # Minimal checked it
             if set(step.pre) != set(action.pre) or set(step.effects) != set(action.effects):
                 mismatched.append(
-                    f"step {step.id} ({step.action}): declared pre/effects differ from the "
-                    f"action's (pre {_set(action.pre)}, effects {_set(action.effects)})"
+                    Finding(
+                        f"step {step.id} ({step.action}): declared pre/effects differ from the "
+                        f"action's (pre {_set(action.pre)}, effects {_set(action.effects)})"
+                    )
                 )
         if mismatched:  # the rest would judge a plan that means something else
             return mismatched
-        found: list[str] = []
+        found: list[Finding] = []
         line = run_main_line(self.spec, plan)
         for unmet in line.unmet:
-            found.append(
-                f"preconditions {_set(unmet.missing)} of step {unmet.step} ({unmet.action}) "
-                f"not satisfiable from the initial state or earlier effects"
-            )
+            found.append(unmet_finding(self.spec, plan, unmet))
         if line.missing_goal:
-            found.append(
-                f"goal tokens {_set(line.missing_goal)} unreachable: no main-line step gives them"
-            )
-        total = plan.total_retry_budget
-        if total > self.spec.r_max:
-            found.append(f"total_retry_budget {total} exceeds R_max {self.spec.r_max}")
+            found.append(goal_finding(self.spec, plan, line.missing_goal))
+        if plan.total_retry_budget > self.spec.r_max:
+            found.append(budget_finding(self.spec, plan))
         return found
+
+    def findings(self, plan: Plan) -> list[Finding]:
+        """The Medium findings, else the Expansive ones: what the feedback of a plan that
+        passed Minimal says, with what each fix needs upstream."""
+        return self.semantics(plan)
 
     async def deeper(self, plan: Plan) -> GuardResult:
         problems = self.semantics(plan)
@@ -214,24 +232,26 @@ class ExpansivePlanGuard(MediumPlanGuard):
         if self.max_explorations < 1:
             raise ConfigError(f"max_explorations must be >= 1, got {self.max_explorations}")
 
-    async def deepest(self, plan: Plan) -> GuardResult:
+    def traces(self, plan: Plan) -> list[Finding]:
+        """Dead ends (at most 3) or an exploration over the limit, each with its fix."""
         found = explore(self.spec, plan, self.max_explorations)
         if found.dead_ends:
-            shown = "; ".join(
-                f"dead-end: if {d.after} ({d.action}) fails, no path reaches the goal or the "
-                f"safe facts ({d.reason})"
-                for d in found.dead_ends[:3]
-            )
-            return self._fail("expansive", [shown])
+            return [dead_end_finding(self.spec, plan, d) for d in found.dead_ends[:3]]
         if found.exceeded:
-            return self._fail(
-                "expansive",
-                [
+            return [
+                Finding(
                     f"MAX_EXPLORATIONS exceeded: more than {self.max_explorations} step "
                     f"executions across the failure branches; simplify the plan"
-                ],
-            )
-        return self._pass()
+                )
+            ]
+        return []
+
+    def findings(self, plan: Plan) -> list[Finding]:
+        return self.semantics(plan) or self.traces(plan)
+
+    async def deepest(self, plan: Plan) -> GuardResult:
+        found = self.traces(plan)
+        return self._fail("expansive", found) if found else self._pass()
 
 
 GUARDS: dict[str, type[MinimalPlanGuard]] = {

@@ -144,18 +144,22 @@ def plan_schema() -> dict[str, Any]:
 
 
 def step_schema_for(problem: PlanProblem, actions: Sequence[str]) -> dict[str, Any]:
-    """One plan step doing one of `actions`; only a risky action may name `on_failure`."""
+    """One plan step doing one of `actions` (an enum: the guards reject any other
+    action, so the grammar never lets one be written); only a risky action's step may
+    name `on_failure`, so the risky ones are a second variant."""
+    known = [problem.action(name) for name in dict.fromkeys(actions)]
+    plain = [a.name for a in known if a is not None and not a.may_fail]
+    risky = [a.name for a in known if a is not None and a.may_fail]
     variants: list[dict[str, Any]] = []
-    for name in actions:
-        action = problem.action(name)
-        if action is None:
+    for names, branch in ((plain, False), (risky, True)):
+        if not names:
             continue
         properties: dict[str, Any] = {
             "id": {"type": "string", "pattern": ID_PATTERN},
-            "action": {"const": action.name},
+            "action": {"type": "string", "enum": names},
             "retry_budget": {"type": "integer", "minimum": 0, "maximum": MAX_RETRY_BUDGET},
         }
-        if action.may_fail:
+        if branch:
             properties["on_failure"] = {"type": "string", "pattern": ID_PATTERN}
         variants.append(
             {
@@ -168,6 +172,12 @@ def step_schema_for(problem: PlanProblem, actions: Sequence[str]) -> dict[str, A
     if not variants:
         raise ValueError("no known action to plan with")
     return variants[0] if len(variants) == 1 else {"anyOf": variants}
+
+
+def schema_actions(schema: dict[str, Any]) -> list[str]:
+    """The actions a generation schema lets a plan step name (from its enums)."""
+    items = schema["properties"]["steps"]["items"]
+    return [name for v in items.get("anyOf", [items]) for name in v["properties"]["action"]["enum"]]
 
 
 def generation_schema(problem: PlanProblem, actions: Sequence[str] | None = None) -> dict[str, Any]:

@@ -20,8 +20,12 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from guardsearch.apps.plan.guards import plan_guard
+from pydantic import ValidationError
+
+from guardsearch.apps.plan.fixes import upstream_advice
+from guardsearch.apps.plan.guards import MediumPlanGuard, plan_guard
 from guardsearch.apps.plan.plan_format import (
+    Plan,
     complete_plan,
     free_generation_schema,
     generation_schema,
@@ -40,12 +44,14 @@ from guardsearch.apps.plan.traces import MAX_EXPLORATIONS
 from guardsearch.core.budget import StepBudget
 from guardsearch.core.context import Context
 from guardsearch.core.errors import ConfigError
+from guardsearch.core.guard_result import GuardResult
 from guardsearch.core.messages import ModelRequest
 from guardsearch.guards.parse import parse_json
 from guardsearch.prompts import PromptTemplate
 from guardsearch.search.node import Node
 from guardsearch.search.pipeline import StepSpace
 from guardsearch.search.space import Proposal
+from guardsearch.search.summary import failure_summary
 from guardsearch.steps.step import Step
 
 STEP_NAMES: tuple[str, ...] = ("analysis", "recon", "strategy", "plan")
@@ -191,3 +197,37 @@ class PlanSpace(StepSpace):
             values[self.steps[node.depth].name] = proposal.value
             out.append(dataclasses.replace(proposal, state=dict(values)))
         return out
+
+    def patched(self, node: Node, proposal: Proposal, value: Any) -> Proposal:
+        # The state is the path's outputs by step: the repaired output replaces this one.
+        repaired = super().patched(node, proposal, value)
+        values = dict(proposal.state) if isinstance(proposal.state, dict) else {}
+        values[self.steps[node.depth].name] = value
+        return dataclasses.replace(repaired, state=values)
+
+    def failure_summary(self, failed_step: str, verdict: GuardResult, path: Sequence[Node]) -> str:
+        """Seed 000 §6's summary, plus what the regenerated step should change so that
+        the failed plan's fix becomes possible (the downstream-failure channel: in the
+        regenerated step's terms, never the plan's step ids)."""
+        return failure_summary(
+            failed_step,
+            verdict.feedback or "failed",
+            [(n.step, n.text) for n in path],
+            self._advice(failed_step, path),
+        )
+
+    def _advice(self, failed_step: str, path: Sequence[Node]) -> str:
+        if failed_step != "plan" or not path or self.problem is None:
+            return ""
+        guard = self.steps[-1].guard
+        failed = path[-1]
+        if not isinstance(guard, MediumPlanGuard) or failed.step != "plan":
+            return ""
+        try:
+            plan = Plan.model_validate(failed.value)
+        except ValidationError:
+            return ""
+        findings = guard.findings(plan)
+        regenerated = path[0]
+        listed = recon_actions(regenerated.value) if regenerated.step == "recon" else None
+        return upstream_advice(findings, regenerated.step, listed)

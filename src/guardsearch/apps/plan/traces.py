@@ -66,6 +66,9 @@ class DeadEnd:
     after: str  # the step whose failure starts the branch
     action: str
     reason: str
+    lost: tuple[str, ...] = ()  # safe facts the branch ends without
+    recovery: str | None = None  # the recovery step that was tried, if any
+    missing: tuple[str, ...] = ()  # what that recovery step needed and did not have
 
 
 @dataclass
@@ -105,7 +108,9 @@ def explore(
             if not settled(after):
                 lost = sorted(set(problem.safe) - after)
                 why = f"lost {{{', '.join(lost)}}}" if lost else "goal not reached"
-                out.dead_ends.append(DeadEnd(step.id, step.action, why + ", no recovery step"))
+                out.dead_ends.append(
+                    DeadEnd(step.id, step.action, why + ", no recovery step", tuple(lost))
+                )
             return
         recover(target, after, step, (*seen, target.id))
 
@@ -120,6 +125,8 @@ def explore(
                     origin.action,
                     f"recovery step {step.id} ({step.action}) cannot run: "
                     f"{{{', '.join(sorted(missing))}}} missing",
+                    recovery=step.id,
+                    missing=tuple(sorted(missing)),
                 )
             )
             return
@@ -136,6 +143,8 @@ def explore(
                     origin.id,
                     origin.action,
                     f"recovery step {step.id} ({step.action}) ends with {why}",
+                    tuple(lost),
+                    recovery=step.id,
                 )
             )
 

@@ -1,0 +1,251 @@
+"""Feedback that steers the plan search (issue 16): the reorder repair, feedback that
+names the fix, the fix carried upstream on a backtrack, and the action enum."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from plan_helpers import (
+    PLAIN,
+    RISKY,
+    A,
+    P,
+    R,
+    S,
+    by_step,
+    good_outputs,
+    good_plan,
+    out_of_order,
+    unsatisfiable,
+    without_recovery,
+)
+
+from guardsearch import Artifact, Context, ModelRequest, ScriptedModel
+from guardsearch.apps.plan import Plan, get_problem, plan_guard, plan_search
+from guardsearch.apps.plan.repair import move_patch, reorder, reorder_patch
+from guardsearch.guards.diff import apply_patch
+from guardsearch.steps.step import run_step
+
+FULL = [A, R, S, P]
+
+
+def plan_of(problem_id: str, *actions: str, **on_failure: str) -> dict[str, Any]:
+    """A plan doing `actions` in order (ids s1, s2, ...); `on_failure` maps ids to ids."""
+    steps = []
+    for i, action in enumerate(actions, start=1):
+        step: dict[str, Any] = {"id": f"s{i}", "action": action, "retry_budget": 1}
+        if f"s{i}" in on_failure:
+            step["on_failure"] = on_failure[f"s{i}"]
+        steps.append(step)
+    return {"steps": steps}
+
+
+async def verdict_of(problem_id: str, plan: dict[str, Any]):  # type: ignore[no-untyped-def]
+    guard = plan_guard(get_problem(problem_id))
+    artifact = Artifact(id="p", step="plan", text=json.dumps(plan))
+    return await guard.check(artifact, Context(objective="plan"))
+
+
+# -- the reorder repair ------------------------------------------------------------------
+
+
+def test_reorder_finds_the_order_that_meets_every_need() -> None:
+    problem = get_problem(RISKY)
+    plan = Plan.model_validate(
+        plan_of(
+            RISKY,
+            "deploy_fix",
+            "add_regression_test",
+            "reproduce_crash",
+            "add_null_check",
+            "rollback_release",
+            s1="s5",
+        )
+    )
+    # reproduce_crash, add_null_check, add_regression_test, deploy_fix; recovery last.
+    assert reorder(problem, plan) == [2, 3, 1, 0, 4]
+    assert reorder(problem, Plan.model_validate(good_plan(problem))) is None  # in order
+    missing = Plan.model_validate(plan_of(RISKY, "add_null_check", "deploy_fix"))
+    assert reorder(problem, missing) is None  # nothing gives crash_reproduced: no order helps
+
+
+def test_move_patch_puts_the_list_in_the_order() -> None:
+    order = [2, 3, 1, 0, 4]
+    value = {"steps": ["a", "b", "c", "d", "e"]}
+    patch = move_patch(order)
+    assert all(op["op"] == "move" for op in patch)
+    assert apply_patch(value, patch) == {"steps": ["c", "d", "b", "a", "e"]}
+
+
+async def test_the_guard_returns_the_reorder_patch_with_its_verdict() -> None:
+    problem = get_problem(PLAIN)
+    verdict = await verdict_of(PLAIN, json.loads(out_of_order(problem)))
+    assert not verdict.passed and "not satisfiable" in verdict.feedback
+    assert verdict.patch == reorder_patch(
+        problem, Plan.model_validate(json.loads(out_of_order(problem)))
+    )
+    assert verdict.patch is not None
+    # No patch when no order of the plan's steps would do.
+    assert (await verdict_of(PLAIN, json.loads(unsatisfiable(problem)))).patch is None
+
+
+async def test_search_repairs_an_out_of_order_plan_without_a_model_call() -> None:
+    problem = get_problem(PLAIN)
+    script = by_step(plan=[out_of_order(problem)])
+    result = await plan_search(problem, pipeline="search", model=script.model())
+    assert result.succeeded
+    assert script.calls == FULL  # the plan was written once and repaired, not regenerated
+    assert result.answer == good_plan(problem)
+    applied = [e for e in result.trace.events if e.kind == "patch_applied"]
+    assert len(applied) == 1 and applied[0].data["passed"] is True
+    assert [op["op"] for op in applied[0].data["patch"]] == ["move"]
+    verdicts = [e for e in result.trace.events if e.kind == "guard_verdict" and e.step == P]
+    assert [v.data["stage"] for v in verdicts] == ["repaired"]
+
+
+async def test_the_single_pipeline_repairs_too() -> None:
+    problem = get_problem(RISKY)
+    plan = plan_of(
+        RISKY,
+        "rollback_release",
+        "reproduce_crash",
+        "add_null_check",
+        "add_regression_test",
+        "deploy_fix",
+        s5="s1",
+    )
+    script = by_step(RISKY, plan=[json.dumps(plan)])
+    result = await plan_search(problem, pipeline="single", model=script.model())
+    assert result.succeeded and script.calls == [P]
+    assert [s["action"] for s in result.answer["steps"]] == [
+        "reproduce_crash",
+        "add_null_check",
+        "add_regression_test",
+        "deploy_fix",
+        "rollback_release",
+    ]
+
+
+async def test_run_step_applies_the_repair_without_a_second_call() -> None:
+    from guardsearch.apps.plan import plan_step
+
+    problem = get_problem(PLAIN)
+    model = ScriptedModel([out_of_order(problem), "unused"])
+    outcome = await run_step(plan_step("plan", problem), Context(objective="plan"), model)
+    assert model.calls == 1 and outcome.attempts == 1
+    assert outcome.value["steps"] == good_plan(problem)["steps"]
+
+
+# -- feedback that names the fix -----------------------------------------------------------
+
+
+async def test_precondition_feedback_names_the_fix() -> None:
+    plan = plan_of(RISKY, "deploy_fix", "reproduce_crash", "add_null_check", "add_regression_test")
+    verdict = await verdict_of(RISKY, plan)
+    assert verdict.feedback.startswith(
+        "preconditions {code_fixed, test_added} of step s1 (deploy_fix) not satisfiable from "
+        "the initial state or earlier effects. Fix: put s1 after s4 (s3 gives code_fixed, "
+        "s4 gives test_added)"
+    )
+
+
+async def test_precondition_feedback_names_the_missing_action() -> None:
+    plan = plan_of(RISKY, "reproduce_crash", "add_null_check", "deploy_fix")
+    verdict = await verdict_of(RISKY, plan)
+    assert verdict.feedback.startswith(
+        "preconditions {test_added} of step s3 (deploy_fix) not satisfiable from the initial "
+        "state or earlier effects. Fix: no step of the plan gives test_added; add a step "
+        "add_regression_test (needs code_fixed) before s3, which gives test_added"
+    )
+    assert verdict.patch is None  # no order of these steps gives test_added
+
+
+async def test_feedback_prefers_an_action_that_can_run() -> None:
+    # code_fixed comes from add_null_check or rewrite_auth_module; the latter needs
+    # design_approved, which nothing gives: the fix names add_null_check.
+    plan = plan_of(RISKY, "reproduce_crash", "add_regression_test")
+    verdict = await verdict_of(RISKY, plan)
+    assert "add a step add_null_check (needs crash_reproduced) before s2" in verdict.feedback
+    assert "rewrite_auth_module" not in verdict.feedback
+
+
+async def test_the_backtrack_amendment_speaks_to_the_regenerated_step() -> None:
+    problem = get_problem(RISKY)
+    # The plan leaves out add_regression_test, which deploy_fix needs.
+    script = by_step(
+        RISKY,
+        plan=[json.dumps(plan_of(RISKY, "reproduce_crash", "add_null_check", "deploy_fix"))],
+    )
+    seen: list[str] = []
+
+    def model(request: ModelRequest) -> str:
+        seen.append(request.messages[0].content)
+        return script(request)
+
+    result = await plan_search(problem, pipeline="search", model=ScriptedModel(model))
+    assert result.succeeded
+    regenerated = [s for s, step in zip(seen, script.calls, strict=True) if step == S][1]
+    # The strategy is told in its own terms (actions, not the plan's step ids).
+    assert "**What to change**: In the order, put add_regression_test before deploy_fix." in (
+        regenerated
+    )
+    # ...while the plan's own retry channel names step ids.
+    first_plan = next(n for n in result.tree if n.step == P)
+    assert first_plan.verdict is not None and "before s3" in first_plan.verdict.feedback
+
+
+async def test_the_recon_amendment_lists_what_recon_missed() -> None:
+    problem = get_problem(RISKY)
+    plan = json.loads(without_recovery(problem))
+    recon = json.dumps(
+        {"actions": ["reproduce_crash", "add_null_check", "add_regression_test", "deploy_fix"]}
+    )
+    script = by_step(RISKY, recon=[recon], plan=[json.dumps(plan)])
+    seen: list[tuple[str, str]] = []
+
+    def model(request: ModelRequest) -> str:
+        answer = script(request)
+        seen.append((script.calls[-1], request.messages[0].content))
+        return answer
+
+    result = await plan_search(problem, pipeline="search", model=ScriptedModel(model))
+    assert result.succeeded
+    second_recon = [text for step, text in seen if step == R][1]
+    assert "**What to change**: List rollback_release: the plan needs it." in second_recon
+
+
+# -- prevent: the request's schema allows only known actions --------------------------------
+
+
+@pytest.mark.parametrize("pipeline", ["single", "search"])
+async def test_the_plan_request_allows_only_known_actions(pipeline: str) -> None:
+    problem = get_problem(RISKY)
+    script = by_step(RISKY)
+    requests: list[tuple[str, ModelRequest]] = []
+
+    def model(request: ModelRequest) -> str:
+        answer = script(request)
+        requests.append((script.calls[-1], request))
+        return answer
+
+    await plan_search(problem, pipeline=pipeline, model=ScriptedModel(model))
+    [plan_request] = [r for step, r in requests if step == P]
+    assert plan_request.json_schema is not None
+    variants = plan_request.json_schema["properties"]["steps"]["items"]["anyOf"]
+    # Two enums: the plain actions, and the risky ones (only they may name on_failure).
+    assert [sorted(v["properties"]["action"]["enum"]) for v in variants] == [
+        sorted(a.name for a in problem.actions if not a.may_fail and a.name in allowed(pipeline)),
+        ["deploy_fix"],
+    ]
+    assert "on_failure" not in variants[0]["properties"]
+    assert "on_failure" in variants[1]["properties"]
+
+
+def allowed(pipeline: str) -> list[str]:
+    """The single pipeline may use every action; the search only those recon listed."""
+    problem = get_problem(RISKY)
+    if pipeline == "single":
+        return list(problem.action_names)
+    return json.loads(good_outputs(problem)[R])["actions"]
