@@ -83,7 +83,7 @@ def plan(
     ] = None,
     heuristic: Annotated[
         str | None,
-        typer.Option(help="Backtrack heuristic for search: rules | model | blind."),
+        typer.Option(help="Backtrack heuristic for search: fixes | rules | model | blind."),
     ] = None,
     temperature: Annotated[
         float, typer.Option(min=0.0, max=2.0, help="Sampling temperature (seeded, so runs replay).")

@@ -10,6 +10,7 @@ import pytest
 from plan_helpers import PLAIN, RISKY, by_step, good_plan
 
 from guardsearch.apps.plan import get_problem, plan_search
+from guardsearch.apps.plan.heuristic import FixHeuristic
 from guardsearch.apps.plan.suite import PlanSuite
 from guardsearch.core.errors import ConfigError
 from guardsearch.experiments import resolve_suite
@@ -25,7 +26,9 @@ def test_the_plan_app_builds_the_space_plan_search_searches() -> None:
     assert [s.name for s in setup.space.steps] == ["analysis", "recon", "strategy", "plan"]
     assert setup.space.problem == get_problem(PLAIN)
     assert setup.options["temperature"] == 0.7
-    assert isinstance(setup.options["heuristic"], RuleHeuristic)
+    assert isinstance(setup.options["heuristic"], FixHeuristic)
+    rules = build_app("plan", {"problem": PLAIN, "heuristic": "rules"}, "dfs")
+    assert isinstance(rules.options["heuristic"], RuleHeuristic)
     single = build_app("plan", {"task": "ship the release", "pipeline": "single"}, "beam")
     assert [s.name for s in single.space.steps] == ["plan"]
     assert "heuristic" not in single.options  # only dfs backtracks by it

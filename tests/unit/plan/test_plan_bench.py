@@ -24,7 +24,7 @@ runner = CliRunner()
 
 def fake_planner(request: ModelRequest) -> str:
     """A deterministic model: the first plan it writes is wrong (a dead end for a risky
-    problem, an out-of-order plan otherwise); once the prompt carries feedback from a
+    problem, a plan missing its first step otherwise); once the prompt carries feedback from a
     failure (either channel), it writes the good plan."""
     system = request.messages[0].content
     problem = next(p for p in problems() if system.startswith(f"Primary objective: {p.title}."))
@@ -70,29 +70,30 @@ def test_bench_plan_writes_the_report_with_curves_categories_and_plots(
     assert [p["success_rate"] for p in methods["single"]["curve"]] == [0.0, 1.0, 1.0, 1.0, 1.0]
     # full never goes back: the wrong plan's feedback fixes it in place (5 calls).
     assert [p["success_rate"] for p in methods["full"]["curve"]] == [0.0, 1.0, 1.0, 1.0, 1.0]
-    # search: out-of-order -> strategy (6 calls); dead end -> recon (7 calls).
-    assert [p["success_rate"] for p in methods["search"]["curve"]] == [0.0, 0.0, 0.5, 1.0, 1.0]
+    # search: a missing step -> strategy (6 calls); a dead end whose recovery action
+    # recon listed -> the plan again, with the fix (5 calls).
+    assert [p["success_rate"] for p in methods["search"]["curve"]] == [0.0, 0.5, 1.0, 1.0, 1.0]
     # blind: always one level up, so both take 6 calls.
     assert [p["success_rate"] for p in methods["search-blind"]["curve"]] == [
         0.0, 0.0, 1.0, 1.0, 1.0,
     ]  # fmt: skip
-    assert methods["search"]["backtrack_rate"] == 1.0
+    assert methods["search"]["backtrack_rate"] == 0.5
     assert methods["full"]["backtrack_rate"] == 0.0
     assert any(d["method"] == "search" and d["vs"] == "search-blind" for d in payload["deltas"])
 
     card = json.loads((report / "plan_test.json").read_text())
     search_cats = card["categories"]["search"]
-    assert search_cats["bug_fix"]["backtrack_depths"] == {"1": 1, "2": 1}
-    assert search_cats["bug_fix"]["backtrack_steps"] == {"plan->recon": 1, "plan->strategy": 1}
+    assert search_cats["bug_fix"]["backtrack_depths"] == {"1": 1}
+    assert search_cats["bug_fix"]["backtrack_steps"] == {"plan->strategy": 1}
     assert card["categories"]["search-blind"]["bug_fix"]["backtrack_depths"] == {"1": 2}
     markdown = (report / "plan_test.md").read_text()
     assert "## Pass rate vs budget" in markdown
     assert "## Per problem category (at the largest budget)" in markdown
     assert "## Heuristic vs blind DFS (seed 000 §8.2)" in markdown
     assert "## Regenerations that repeated an earlier output" in markdown
-    assert card["repeats"]["search"]["calls"] == 13  # 6 + 7: no answer repeated itself
+    assert card["repeats"]["search"]["calls"] == 11  # 6 + 5: no answer repeated itself
     assert card["repeats"]["search"]["repeats"] == 0
-    assert card["repeats"]["search"]["decisions"] == {"bug_fix": {"1": 1, "2": 1}}
+    assert card["repeats"]["search"]["decisions"] == {"bug_fix": {"0": 1, "1": 1}}
     assert card["repeats"]["full"]["decisions"] == {"bug_fix": {"0": 2}}
     for png in ("plan_test_budget.png", "plan_test_depths.png"):
         assert (report / png).stat().st_size > 1000

@@ -70,7 +70,9 @@ def test_plan_json_reports_backtracks_with_depth_and_reason(tmp_path: Path) -> N
         good["plan"],
     ]
     model = spec(tmp_path, answers)
-    result = runner.invoke(app, ["plan", "--problem", RISKY, "--model", model, "--json"])
+    result = runner.invoke(
+        app, ["plan", "--problem", RISKY, "--model", model, "--heuristic", "rules", "--json"]
+    )
     assert result.exit_code == 0, result.stderr
     payload = json.loads(result.stdout)
     assert payload["succeeded"] is True and payload["calls"] == 7
@@ -194,7 +196,10 @@ def test_plain_output_prints_the_search_tree_summary(tmp_path: Path) -> None:
         second["strategy"],
         good["plan"],
     ]
-    result = runner.invoke(app, ["plan", "--problem", RISKY, "--model", spec(tmp_path, answers)])
+    model = spec(tmp_path, answers)
+    result = runner.invoke(
+        app, ["plan", "--problem", RISKY, "--model", model, "--heuristic", "rules"]
+    )
     assert result.exit_code == 0, result.stderr
     lines = [line.strip() for line in result.stderr.splitlines()]
     assert "search tree: 7 nodes judged" in lines

@@ -37,6 +37,10 @@ FULL = [A, R, S, P]
 
 
 async def run(script, pipeline: str = "search", **options):  # type: ignore[no-untyped-def]
+    """The pipeline with seed 000's rule table (the search pipeline's default heuristic,
+    `fixes`, is tested in test_plan_steer.py)."""
+    if pipeline == "search":
+        options.setdefault("heuristic", "rules")
     return await plan_search(script.problem, pipeline=pipeline, model=script.model(), **options)
 
 
@@ -301,7 +305,7 @@ async def test_a_backtrack_amends_the_ancestor_with_the_failure_summary() -> Non
     problem = get_problem(RISKY)
     script = by_step(RISKY, plan=[without_recovery(problem)])
     model = script.model()
-    await plan_search(problem, pipeline="search", model=model)
+    await plan_search(problem, pipeline="search", model=model, heuristic="rules")
     recon_again = model.requests[4]
     prompt = recon_again.messages[0].content
     assert "## Downstream failures of earlier attempts" in prompt

@@ -17,7 +17,9 @@ from plan_helpers import (
     by_step,
     good_outputs,
     good_plan,
+    misstated,
     out_of_order,
+    over_budget,
     unsatisfiable,
     without_recovery,
 )
@@ -25,6 +27,7 @@ from plan_helpers import (
 from guardsearch import Artifact, Context, ModelRequest, ScriptedModel
 from guardsearch.apps.plan import Plan, get_problem, plan_guard, plan_search
 from guardsearch.apps.plan.repair import move_patch, reorder, reorder_patch
+from guardsearch.apps.plan.report import backtracks
 from guardsearch.guards.diff import apply_patch
 from guardsearch.steps.step import run_step
 
@@ -249,3 +252,44 @@ def allowed(pipeline: str) -> list[str]:
     if pipeline == "single":
         return list(problem.action_names)
     return json.loads(good_outputs(problem)[R])["actions"]
+
+
+# -- the search goes where the fix can be made (FixHeuristic, the search's default) ---------
+
+
+async def test_a_dead_end_whose_recovery_recon_listed_retries_the_plan() -> None:
+    problem = get_problem(RISKY)
+    script = by_step(RISKY, plan=[without_recovery(problem)])
+    result = await plan_search(problem, pipeline="search", model=script.model())
+    assert result.succeeded and script.calls == [*FULL, P]
+    assert backtracks(result) == []
+
+
+async def test_a_fix_naming_an_action_recon_missed_goes_back_to_recon() -> None:
+    problem = get_problem(RISKY)
+    recon = {"actions": ["reproduce_crash", "add_null_check", "add_regression_test", "deploy_fix"]}
+    script = by_step(RISKY, recon=[json.dumps(recon)], plan=[without_recovery(problem)])
+    result = await plan_search(problem, pipeline="search", model=script.model())
+    assert result.succeeded and script.calls == [*FULL, R, S, P]
+    [back] = backtracks(result)
+    assert (back["to"], back["depth"]) == (R, 2)
+    assert back["rule"] == "fix needs rollback_release, which recon did not list -> recon"
+
+
+async def test_a_missing_step_goes_back_to_the_strategy_and_over_budget_retries_the_plan() -> None:
+    problem = get_problem(PLAIN)
+    script = by_step(plan=[unsatisfiable(problem), over_budget(problem)])
+    result = await plan_search(problem, pipeline="search", model=script.model())
+    assert result.succeeded and script.calls == [*FULL, S, P, P]
+    [back] = backtracks(result)
+    assert (back["to"], back["rule"]) == (S, "a step missing or out of place -> strategy")
+
+
+async def test_the_same_plan_feedback_twice_goes_to_the_strategy_not_above() -> None:
+    problem = get_problem(PLAIN)
+    # Two different plans, the same feedback (the first step's effects misstated).
+    script = by_step(plan=[misstated(problem, 1), misstated(problem, 2)])
+    result = await plan_search(problem, pipeline="search", model=script.model())
+    assert result.succeeded and script.calls == [*FULL, P, S, P]
+    [back] = backtracks(result)
+    assert (back["to"], back["depth"], back["rule"]) == (S, 1, "same feedback 2x -> strategy")

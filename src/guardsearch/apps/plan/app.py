@@ -23,8 +23,8 @@ def _text(problem: dict[str, Any], key: str) -> str | None:
 def build(problem: dict[str, Any], strategy: str) -> AppSetup:
     """`{"problem": ID}` (a shipped problem) or `{"task": "..."}` (a free task) as a space.
 
-    Optional: `pipeline` (default `search`), `guard_level`, and `heuristic` (rules |
-    model | blind: where dfs backtracks to). Only shipped problems, never a file, so a
+    Optional: `pipeline` (default `search`), `guard_level`, and `heuristic` (fixes |
+    rules | model | blind: where dfs backtracks to). Only shipped problems, never a file, so a
     request to POST /solve cannot make the server read one.
     """
     unknown = sorted(set(problem) - set(PROBLEM_KEYS))
@@ -32,8 +32,9 @@ def build(problem: dict[str, Any], strategy: str) -> AppSetup:
         raise ConfigError(f"plan: unknown keys {unknown}; use {', '.join(PROBLEM_KEYS)}")
     ident = _text(problem, "problem")
     pipeline = get_pipeline(_text(problem, "pipeline") or DEFAULT_PIPELINE)
+    the_problem = get_problem(ident) if ident else None
     space = plan_space(
-        get_problem(ident) if ident else None,
+        the_problem,
         pipeline,
         task=_text(problem, "task"),
         guard_level=_text(problem, "guard_level"),
@@ -41,7 +42,7 @@ def build(problem: dict[str, Any], strategy: str) -> AppSetup:
     # As plan_search: seeded sampling, and the pipeline's heuristic for dfs.
     options: dict[str, Any] = {"temperature": DEFAULT_TEMPERATURE}
     if strategy == "dfs":
-        options["heuristic"] = pipeline.heuristic_for(_text(problem, "heuristic"))
+        options["heuristic"] = pipeline.heuristic_for(_text(problem, "heuristic"), the_problem)
     return AppSetup(space=space, options=options)
 
 

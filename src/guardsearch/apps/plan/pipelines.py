@@ -10,8 +10,10 @@
 
 The linear pipelines run the same DFS with a backtrack budget of 0 and a heuristic
 that always retries in place: each step gets its `rmax` attempts and the run ends
-when one step runs out (forward only). `search` uses seed 000 §4.1's rule table (or,
-with `heuristic="model"`, asks the model when no rule matches); `search-blind` reads
+when one step runs out (forward only). `search` reads the plan guards' fix with the steps'
+outputs and goes where that fix can be made (`FixHeuristic`, heuristic `fixes`; seed
+000 §4.1's plain rule table is `rules`; `model` asks the model when no rule matches,
+each a selectable `heuristic`); `search-blind` reads
 no feedback to decide where to go — it always goes up one level (retrying in place
 only at the first step, which has nothing above it) — which is what §8.2's
 "heuristic vs blind DFS" comparison measures.
@@ -21,6 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from guardsearch.apps.plan.heuristic import FixHeuristic
+from guardsearch.apps.plan.problems import PlanProblem
 from guardsearch.apps.plan.space import SEARCH_BUDGETS, STEP_NAMES
 from guardsearch.core.budget import StepBudget
 from guardsearch.core.errors import ConfigError
@@ -37,10 +41,14 @@ def backtrack_one_level(failure: Failure) -> int:
     return 1
 
 
-HEURISTICS = ("rules", "model", "blind")
+HEURISTICS = ("fixes", "rules", "model", "blind")
 
 
-def make_heuristic(name: str) -> Heuristic:
+def make_heuristic(name: str, problem: PlanProblem | None = None) -> Heuristic:
+    """The heuristic called `name`; `fixes` needs the problem (for a free task, which
+    has no action catalogue for a fix to name, it is the plain rule table)."""
+    if name == "fixes":
+        return FixHeuristic(problem) if problem is not None else RuleHeuristic()
     if name == "rules":
         return RuleHeuristic()
     if name == "model":
@@ -55,7 +63,7 @@ class Pipeline:
     name: str
     steps: tuple[str, ...]
     backtracking: bool
-    heuristic: str = "rules"
+    heuristic: str = "fixes"
 
     def budgets(self) -> dict[str, StepBudget]:
         budgets = {s: SEARCH_BUDGETS[s] for s in self.steps}
@@ -63,14 +71,16 @@ class Pipeline:
             return budgets
         return {s: StepBudget(rmax=b.rmax, backtrack_budget=0) for s, b in budgets.items()}
 
-    def heuristic_for(self, override: str | Heuristic | None = None) -> Heuristic:
-        """The pipeline's heuristic; `override` (a name or any callable) replaces it
-        in the pipelines that backtrack."""
+    def heuristic_for(
+        self, override: str | Heuristic | None = None, problem: PlanProblem | None = None
+    ) -> Heuristic:
+        """The pipeline's heuristic for `problem`; `override` (a name or any callable)
+        replaces it in the pipelines that backtrack."""
         if not self.backtracking:
             return retry_in_place
         if override is not None and not isinstance(override, str):
             return override
-        return make_heuristic(override or self.heuristic)
+        return make_heuristic(override or self.heuristic, problem)
 
 
 PIPELINES: dict[str, Pipeline] = {
@@ -79,7 +89,7 @@ PIPELINES: dict[str, Pipeline] = {
         Pipeline("single", ("plan",), backtracking=False),
         Pipeline("classify-then-plan", ("analysis", "plan"), backtracking=False),
         Pipeline("full", STEP_NAMES, backtracking=False),
-        Pipeline("search", STEP_NAMES, backtracking=True, heuristic="rules"),
+        Pipeline("search", STEP_NAMES, backtracking=True, heuristic="fixes"),
         Pipeline("search-blind", STEP_NAMES, backtracking=True, heuristic="blind"),
     )
 }

@@ -107,7 +107,7 @@ async def plan_search(
         model=model,
         budget=budget,
         trace=trace,
-        heuristic=chosen.heuristic_for(heuristic),
+        heuristic=chosen.heuristic_for(heuristic, problem),
         **options,
     )
 
