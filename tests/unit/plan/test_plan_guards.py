@@ -139,8 +139,8 @@ async def test_medium_reports_an_unreachable_goal(plain: Any) -> None:
 async def test_medium_reports_a_total_retry_budget_over_r_max(plain: Any) -> None:
     verdict = await judge(MediumPlanGuard(plain), over_budget(plain))
     assert verdict.feedback == (
-        "total_retry_budget 15 exceeds R_max 5. Fix: lower retry_budget of s1 to 1, s2 to 1, "
-        "s3 to 3 (total 5)"
+        "total_retry_budget 15 exceeds R_max 5. Fix: lower retry_budget of s1 "
+        "(find_timezone_bug) to 1, s2 (convert_to_utc) to 1, s3 (rerun_report) to 3 (total 5)"
     )
     assert depth_of(verdict) == 1
 
@@ -179,7 +179,7 @@ async def test_expansive_reports_a_dead_end_when_a_risky_step_has_no_branch(risk
     assert verdict.feedback == (
         "dead-end: if s4 (deploy_fix) fails, no path reaches the goal or the safe facts "
         "(lost {service_up}, no recovery step). Fix: add a recovery step rollback_release "
-        "after the main steps and set s4's on_failure to its id"
+        "after the main steps and set the on_failure of s4 (deploy_fix) to its id"
     )
     assert depth_of(verdict) == 2
 
@@ -192,7 +192,7 @@ async def test_expansive_reports_a_recovery_step_that_cannot_run(risky: Any) -> 
     assert verdict.feedback == (
         "dead-end: if s4 (deploy_fix) fails, no path reaches the goal or the safe facts "
         "(recovery step s5 (rewrite_auth_module) cannot run: {design_approved} missing). "
-        "Fix: make the recovery step s5 do rollback_release instead"
+        "Fix: make the recovery step s5 (rewrite_auth_module) do rollback_release instead"
     )
     assert depth_of(verdict) == 2
 

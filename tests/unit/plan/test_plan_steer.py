@@ -149,8 +149,8 @@ async def test_precondition_feedback_names_the_fix() -> None:
     verdict = await verdict_of(RISKY, plan)
     assert verdict.feedback.startswith(
         "preconditions {code_fixed, test_added} of step s1 (deploy_fix) not satisfiable from "
-        "the initial state or earlier effects. Fix: put s1 after s4 (s3 gives code_fixed, "
-        "s4 gives test_added)"
+        "the initial state or earlier effects. Fix: put s1 (deploy_fix) after s4 "
+        "(add_regression_test) (s3 gives code_fixed, s4 gives test_added)"
     )
 
 
@@ -160,7 +160,7 @@ async def test_precondition_feedback_names_the_missing_action() -> None:
     assert verdict.feedback.startswith(
         "preconditions {test_added} of step s3 (deploy_fix) not satisfiable from the initial "
         "state or earlier effects. Fix: no step of the plan gives test_added; add a step "
-        "add_regression_test (needs code_fixed) before s3, which gives test_added"
+        "add_regression_test (needs code_fixed) before s3 (deploy_fix), which gives test_added"
     )
     assert verdict.patch is None  # no order of these steps gives test_added
 

@@ -106,20 +106,22 @@ def unmet_finding(problem: PlanProblem, plan: Plan, unmet: Unmet) -> Finding:
         shown = ", ".join(f"{s.id} gives {f}" for f, s in sorted(producers.items()))
         return Finding(
             text,
-            f"put {unmet.step} after {last.id} ({shown})",
+            f"put {unmet.step} ({unmet.action}) after {last.id} ({last.action}) ({shown})",
             before=tuple((s.action, unmet.action) for s in producers.values()),
         )
     holding = _facts_before(problem, main, unmet.step)
     adds: list[str] = []
     parts = [
-        f"put {unmet.step} after {s.id}, which gives {f}" for f, s in sorted(producers.items())
+        f"put {unmet.step} ({unmet.action}) after {s.id} ({s.action}), which gives {f}"
+        for f, s in sorted(producers.items())
     ]
     for fact in absent:
         options = givers(problem, fact, holding)
         if options:
             adds.append(options[0].name)
             parts.append(
-                f"add a step {_describe(options[0])} before {unmet.step}, which gives {fact}"
+                f"add a step {_describe(options[0])} before {unmet.step} ({unmet.action}), "
+                f"which gives {fact}"
             )
         else:
             parts.append(f"no action of the problem can give {fact}: drop {unmet.step}")
@@ -167,7 +169,7 @@ def budget_finding(problem: PlanProblem, plan: Plan) -> Finding:
         if cut <= 0:
             break
         excess -= cut
-        lowered.append(f"{step.id} to {step.retry_budget - cut}")
+        lowered.append(f"{step.id} ({step.action}) to {step.retry_budget - cut}")
     return Finding(text, f"lower retry_budget of {', '.join(lowered)} (total {problem.r_max})")
 
 
@@ -191,27 +193,33 @@ def dead_end_finding(problem: PlanProblem, plan: Plan, dead: DeadEnd) -> Finding
         fix = (
             f"give {_set(dead.missing)} before {dead.after}: add "
             f"{_and(adds) if adds else 'a step that gives them'} to the main line before "
-            f"{dead.after}"
+            f"{dead.after} ({dead.action})"
         )
         return Finding(text, fix, include=tuple(adds), before=tuple((a, dead.action) for a in adds))
     choice = next(iter(runnable or rescues), None)
     if choice is None:
-        return Finding(text, f"give {dead.after} an on_failure step that gives back {_set(lost)}")
+        return Finding(
+            text,
+            f"give {dead.after} ({dead.action}) an on_failure step that gives back {_set(lost)}",
+        )
     if current is not None:
-        fix = f"make the recovery step {current.id} do {_describe(choice)} instead"
+        fix = (
+            f"make the recovery step {current.id} ({current.action}) do {_describe(choice)} instead"
+        )
     else:
         fix = (
-            f"add a recovery step {_describe(choice)} after the main steps and set "
-            f"{dead.after}'s on_failure to its id"
+            f"add a recovery step {_describe(choice)} after the main steps and set the "
+            f"on_failure of {dead.after} ({dead.action}) to its id"
         )
     return Finding(text, fix, include=(choice.name,))
 
 
-def order_finding(step: PlanStep, target: str) -> Finding:
+def order_finding(step: PlanStep, target: PlanStep) -> Finding:
     """on_failure naming an earlier step: recovery steps go after the main steps."""
     return Finding(
-        f"step {step.id}: on_failure must name a later step, not {target}",
-        f"put {target} after {step.id} (recovery steps go after the main steps)",
+        f"step {step.id}: on_failure must name a later step, not {target.id}",
+        f"put {target.id} ({target.action}) after {step.id} ({step.action}) (recovery steps "
+        "go after the main steps)",
     )
 
 

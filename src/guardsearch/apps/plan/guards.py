@@ -131,7 +131,7 @@ class MinimalPlanGuard:
                 if target is None:
                     found.append(f"step {step.id}: on_failure names no step {step.on_failure!r}")
                 elif target <= i:
-                    found.append(order_finding(step, step.on_failure).feedback)
+                    found.append(order_finding(step, plan.steps[target]).feedback)
         return found
 
     async def deeper(self, plan: Plan) -> GuardResult:
