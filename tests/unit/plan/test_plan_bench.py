@@ -151,11 +151,14 @@ def test_repeats_counts_duplicate_answers_by_step() -> None:
             "data": {"passed": False, "feedback": "dead-end: if s2 (x) fails, no path reaches"},
         }
     )
+    events["b"].append({"kind": "patch_applied", "step": "plan", "data": {"passed": True}})
+    events["a"].append({"kind": "patch_applied", "step": "plan", "data": {"passed": False}})
     found = repeats([result("a", "search", 5), result("b", "search", 3)], events.__getitem__)
     assert found == {
         "search": {
             "calls": 8,
             "repeats": 2,
+            "repairs": 1,  # only a repair that passed was accepted
             "by_step": {"recon": 2},
             "causes": {"fundamental structural problem (depth 2)": 1},
             "decisions": {},

@@ -78,14 +78,23 @@ def repeats(
     results: Sequence[TrialResult], events_of: Callable[[str], list[dict[str, Any]]]
 ) -> dict[str, dict[str, Any]]:
     """Per method, from the stored traces: model calls; calls whose answer repeated an
-    earlier output of the same node (dropped by dedup without a verdict), by step; and
+    earlier output of the same node (dropped by dedup without a verdict), by step;
+    guard repairs that were applied and passed (accepted without a model call); and
     the plan guard's rejections by the §4.1 cause its feedback maps to; and per problem
     category, the heuristic's decisions by depth (0 = retry in place)."""
     table = RuleHeuristic()
     out: dict[str, dict[str, Any]] = {}
     for r in results:
         row = out.setdefault(
-            r.method, {"calls": 0, "repeats": 0, "by_step": {}, "causes": {}, "decisions": {}}
+            r.method,
+            {
+                "calls": 0,
+                "repeats": 0,
+                "repairs": 0,
+                "by_step": {},
+                "causes": {},
+                "decisions": {},
+            },
         )
         row["calls"] += r.calls
         for event in events_of(r.key):
@@ -95,6 +104,8 @@ def repeats(
                 per = row["decisions"].setdefault(_category(r), {})
                 went = str(data.get("depth"))
                 per[went] = per.get(went, 0) + 1
+            if event.get("kind") == "patch_applied" and data.get("passed"):
+                row["repairs"] += 1
             if event.get("kind") == "candidate_dropped" and data.get("reason") == "duplicate":
                 row["repeats"] += 1
                 row["by_step"][step] = row["by_step"].get(step, 0) + 1
@@ -141,7 +152,7 @@ def plan_markdown(
             "",
             "## Heuristic vs blind DFS (seed 000 §8.2)",
             "",
-            "| | search (rule table) | search-blind (always up one level) |",
+            "| | search (feedback heuristic) | search-blind (always up one level) |",
             "|---|---|---|",
             f"| ε at the largest budget | {_pct(s['success_rate'])} "
             f"[{_pct(s['ci_low'])}, {_pct(s['ci_high'])}] | {_pct(b['success_rate'])} "
@@ -172,16 +183,18 @@ def plan_markdown(
             "## Regenerations that repeated an earlier output",
             "",
             "A call whose answer repeats an earlier output of the same node is dropped by "
-            "dedup before any guard runs; it still costs its call.",
+            "dedup before any guard runs; it still costs its call. A repair is a guard's "
+            "patch (the plan's steps put in order) applied and accepted without a call.",
             "",
-            "| pipeline | calls | repeats | share | by step |",
-            "|---|---|---|---|---|",
+            "| pipeline | calls | repeats | share | by step | repairs |",
+            "|---|---|---|---|---|---|",
         ]
         for method, row in repeated.items():
             steps = ", ".join(f"{k} {v}" for k, v in row["by_step"].items()) or "—"
             share = row["repeats"] / row["calls"] if row["calls"] else 0.0
             lines.append(
-                f"| {method} | {row['calls']} | {row['repeats']} | {_pct(share)} | {steps} |"
+                f"| {method} | {row['calls']} | {row['repeats']} | {_pct(share)} | {steps} "
+                f"| {row.get('repairs', 0)} |"
             )
         lines += [
             "",
