@@ -1,65 +1,96 @@
 """guardsearch: LLM work as searches and loops steered by guard feedback.
 
-The public API lives here; everything else is an implementation detail.
+The public API is this module (docs/api.md lists it): one entry point per family with
+one call shape, their outcomes, and the vocabulary they share. The subpackages hold the
+implementation and, for extending a layer, a few names of their own (e.g.
+`guardsearch.search` for writing a search space or a strategy).
 """
 
+from importlib import import_module
 from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Any
 
 from guardsearch import registry
-from guardsearch.core import (
-    Artifact,
-    Budget,
+from guardsearch.core.artifact import Artifact
+from guardsearch.core.budget import Budget, StepBudget, deadline, max_calls, max_cost, max_tokens
+from guardsearch.core.context import Context
+from guardsearch.core.errors import (
     BudgetExceeded,
-    Check,
-    Completion,
     ConfigError,
-    Context,
-    Event,
-    GuardResult,
     GuardsearchError,
-    Message,
     ModelError,
-    ModelRequest,
     ParseError,
+    ReplayMiss,
     RunError,
-    StepBudget,
     StepFailed,
-    Trace,
-    Usage,
-    deadline,
-    max_calls,
-    max_cost,
-    max_tokens,
-    stable_digest,
 )
-from guardsearch.guards import (
-    Evaluator,
-    FunctionGuard,
-    Guard,
-    RegexGuard,
-    SchemaGuard,
-    all_of,
-    any_of,
-    guard,
-    hard,
-    majority,
-    member,
-    parse_json,
-    weighted,
-)
-from guardsearch.models import (
-    Metered,
-    Model,
-    OpenAIModel,
-    ReplayModel,
-    ScriptedModel,
-    allow_real_models,
-    model_from_spec,
-)
+from guardsearch.core.events import Event, Trace
+from guardsearch.core.guard_result import Check, GuardResult
+from guardsearch.core.messages import Completion, Message, ModelRequest
+from guardsearch.core.outcome import Outcome, StopReason
+from guardsearch.core.source import Source
+from guardsearch.core.usage import Usage
+from guardsearch.guards.base import FunctionGuard, Guard, guard
+from guardsearch.guards.composite import all_of, any_of, hard, majority, member, weighted
+from guardsearch.guards.evaluator import Evaluator, RubricItem
+from guardsearch.guards.parse import parse_json
+from guardsearch.guards.regex import RegexGuard
+from guardsearch.guards.schema import SchemaGuard
+from guardsearch.models.base import Model, WrapperModel, allow_real_models
+from guardsearch.models.cache import CachedModel, CompletionCache, DictCache
+from guardsearch.models.metered import Metered
+from guardsearch.models.openai import OpenAIModel
+from guardsearch.models.replay import FileCache, ReplayModel
+from guardsearch.models.scripted import ScriptedModel
+from guardsearch.models.spec import model_from_spec
 from guardsearch.prompts import PromptTemplate
-from guardsearch.search import SearchResult, StepSpace, search, search_sync
-from guardsearch.steps import Step, StepOutcome, attempt_step, run_step
+from guardsearch.registry import App, AppSetup, register
+from guardsearch.search import SearchResult, SearchSpace, StepSpace
+from guardsearch.steps.step import Step, StepOutcome, attempt_step, run_step
 from guardsearch.sync import run_sync
+from guardsearch.tools.base import SearchProvider
+
+if TYPE_CHECKING:
+    from guardsearch._api import (
+        run_probe,
+        run_probe_sync,
+        run_research,
+        run_research_sync,
+        run_review,
+        run_review_sync,
+        run_search,
+        run_search_sync,
+    )
+    from guardsearch.apps.probe import ProbeConfig, ProbeRun
+    from guardsearch.loops.inner_outer import AdaptiveResult
+    from guardsearch.loops.research import ResearchConfig, ResearchRun
+    from guardsearch.loops.review import ReviewConfig, ReviewRun, ReviewTask
+
+# The loop families load on first use, so that `import guardsearch` (and the CLI) stays quick.
+_LAZY_MODULES = {
+    "guardsearch._api": (
+        *("run_search", "run_research", "run_review", "run_probe"),
+        *("run_search_sync", "run_research_sync", "run_review_sync", "run_probe_sync"),
+    ),
+    "guardsearch.loops.research": ("ResearchConfig", "ResearchRun"),
+    "guardsearch.loops.review": ("ReviewConfig", "ReviewRun", "ReviewTask"),
+    "guardsearch.loops.inner_outer": ("AdaptiveResult",),
+    "guardsearch.apps.probe": ("ProbeConfig", "ProbeRun"),
+}
+_LAZY = {name: module for module, names in _LAZY_MODULES.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'guardsearch' has no attribute {name!r}")
+    value = getattr(import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 # The built-in apps register when first looked up (guardsearch.registry).
 registry.builtin_apps("guardsearch.apps")
@@ -71,60 +102,98 @@ try:
 except PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0.0.0+local"
 
-__all__ = [
-    "Artifact",
-    "Budget",
-    "BudgetExceeded",
-    "Check",
-    "Completion",
-    "ConfigError",
-    "Context",
-    "Evaluator",
-    "Event",
-    "FunctionGuard",
-    "Guard",
-    "GuardResult",
-    "GuardsearchError",
-    "Message",
-    "Metered",
-    "Model",
-    "ModelError",
-    "ModelRequest",
-    "OpenAIModel",
-    "ParseError",
-    "PromptTemplate",
-    "RegexGuard",
-    "ReplayModel",
-    "RunError",
-    "SchemaGuard",
-    "ScriptedModel",
+# Grouped as docs/api.md lists them, not sorted.
+__all__ = [  # noqa: RUF022
+    # The families: input, model=, budget=, trace=, config= -> an Outcome.
+    "run_search",
+    "run_search_sync",
+    "run_research",
+    "run_research_sync",
+    "run_review",
+    "run_review_sync",
+    "run_probe",
+    "run_probe_sync",
+    # ... their outcomes and what configures them.
+    "Outcome",
+    "StopReason",
     "SearchResult",
-    "Step",
-    "StepBudget",
-    "StepFailed",
-    "StepOutcome",
+    "ResearchRun",
+    "ReviewRun",
+    "AdaptiveResult",
+    "ProbeRun",
+    "SearchSpace",
     "StepSpace",
-    "Trace",
-    "Usage",
-    "__version__",
-    "all_of",
-    "allow_real_models",
-    "any_of",
-    "attempt_step",
-    "deadline",
-    "guard",
-    "hard",
-    "majority",
-    "max_calls",
-    "max_cost",
-    "max_tokens",
-    "member",
-    "model_from_spec",
-    "parse_json",
+    "ResearchConfig",
+    "SearchProvider",
+    "ReviewConfig",
+    "ReviewTask",
+    "ProbeConfig",
+    # One guarded step: prompt -> model -> parse -> guard -> retry.
+    "Step",
+    "StepOutcome",
     "run_step",
     "run_step_sync",
-    "search",
-    "search_sync",
-    "stable_digest",
+    "attempt_step",
+    "Context",
+    "Artifact",
+    "PromptTemplate",
+    # Guards.
+    "Guard",
+    "GuardResult",
+    "Check",
+    "FunctionGuard",
+    "RegexGuard",
+    "SchemaGuard",
+    "Evaluator",
+    "RubricItem",
+    "guard",
+    "all_of",
+    "any_of",
+    "majority",
     "weighted",
+    "hard",
+    "member",
+    "parse_json",
+    # Budgets.
+    "Budget",
+    "StepBudget",
+    "max_calls",
+    "max_tokens",
+    "max_cost",
+    "deadline",
+    # Models and their wrappers.
+    "Model",
+    "ModelRequest",
+    "Message",
+    "Completion",
+    "model_from_spec",
+    "allow_real_models",
+    "OpenAIModel",
+    "ScriptedModel",
+    "ReplayModel",
+    "WrapperModel",
+    "Metered",
+    "CachedModel",
+    "CompletionCache",
+    "DictCache",
+    "FileCache",
+    # What runs record and retrieve.
+    "Trace",
+    "Event",
+    "Usage",
+    "Source",
+    # Apps by name (guardsearch apps, POST /solve, durable runs, bench).
+    "App",
+    "AppSetup",
+    "register",
+    # Errors: a user mistake (ConfigError) or a run that failed (RunError).
+    "GuardsearchError",
+    "ConfigError",
+    "RunError",
+    "BudgetExceeded",
+    "StepFailed",
+    "ModelError",
+    "ParseError",
+    "ReplayMiss",
+    "__version__",
 ]

@@ -23,12 +23,12 @@ from research_helpers import (
 from guardsearch.core.budget import Budget
 from guardsearch.core.messages import ModelRequest
 from guardsearch.corpus import CorpusIndex
+from guardsearch import ResearchRun, run_research
 from guardsearch.loops.research import (
     AgentResponse,
     ErrorResponse,
     ResearchConfig,
     ResearchLoop,
-    run_research,
 )
 from guardsearch.loops.research.phases import DEGRADED_NOTE
 from guardsearch.tools import CorpusProvider, ResilienceSettings
@@ -421,17 +421,15 @@ async def test_every_model_call_is_budgeted_and_schema_constrained(
 
 
 async def test_run_research_takes_the_seed_limits_and_a_budget(small_index: CorpusIndex) -> None:
-    response = await run_research(
+    run = await run_research(
         QUESTION,
         model=research_model(),
         providers=[CorpusProvider(small_index)],
         budget=Budget.of(tokens=40_000, seconds=60),
-        max_iters=1,
-        max_queries=2,
-        max_sources=3,
+        config=ResearchConfig(max_iters=1, max_queries=2, max_sources=3),
     )
-    assert isinstance(response, AgentResponse)
-    assert len(response.queries) == 2
+    assert isinstance(run, ResearchRun) and isinstance(run.response, AgentResponse)
+    assert len(run.response.queries) == 2 and run.state.iteration == 1
 
 
 async def test_the_real_corpus_puts_the_asked_about_article_first(

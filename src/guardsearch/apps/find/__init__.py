@@ -9,15 +9,9 @@ from guardsearch.apps.find.spec import FindSpec
 from guardsearch.apps.find.task import FindTask
 from guardsearch.core.budget import BudgetLike
 from guardsearch.core.events import Trace
-from guardsearch.loops.review import (
-    RefinementHistory,
-    ReviewConfig,
-    ReviewLoop,
-    ReviewRun,
-    load_history,
-    save_history,
-)
+from guardsearch.loops.review import RefinementHistory, ReviewConfig, ReviewRun, review
 from guardsearch.loops.review.config import DEFAULT_BUDGET_CALLS
+from guardsearch.loops.review.history_file import open_history, save_history
 from guardsearch.models.base import Model
 from guardsearch.tools.base import SearchProvider
 
@@ -35,27 +29,26 @@ async def find(
     history: str | Path | RefinementHistory | None = None,
 ) -> ReviewRun:
     """Find at least `min_items` verified items for `request` (e.g. "paintings by ...")
-    within `budget` (anything `Budget.of` takes; 40 model calls).
-
-    `history` is what earlier runs learned about refinements: a JSON file (loaded before
-    the run, the run merged into it after; a broken file is a ConfigError and is left
-    alone) or a `RefinementHistory` shared in memory.
+    within `budget` (anything `Budget.of` takes; 40 model calls), in `provider` (default:
+    the offline corpus). `history` is as in `review()`: a JSON file or a shared
+    `RefinementHistory`.
     """
-    path: Path | None = None
-    if isinstance(history, RefinementHistory):
-        shared = history
-    elif history is not None:
-        path = Path(history)
-        shared = load_history(path)
-    else:
-        shared = RefinementHistory()
+    shared, path = open_history(history)  # a broken file fails before the corpus opens
     if provider is None:
         from guardsearch.tools.corpus_search import CorpusProvider
 
         provider = CorpusProvider()
     task = FindTask(provider, min_items=min_items, use_judge=use_judge)
-    loop = ReviewLoop(task, model, config or ReviewConfig(min_items=min_items), shared)
-    run = await loop.run(request, budget=budget, min_items=min_items, trace=trace)
+    run = await review(
+        request,
+        task,
+        model=model,
+        budget=budget,
+        trace=trace,
+        config=config or ReviewConfig(min_items=min_items),
+        history=shared,
+        min_items=min_items,
+    )
     if path is not None:
         save_history(shared, path, run=run.history_run)
     return run

@@ -32,6 +32,16 @@ from guardsearch.models.base import Model
 
 
 @dataclass(frozen=True, kw_only=True)
+class ProbeConfig:
+    """How `run_probe` searches: the inner/outer loop or the `baseline` (one
+    model-written query), how many results it returns, the probe policy's settings."""
+
+    baseline: bool = False
+    max_results: int = 10
+    settings: PolicySettings | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class ProbeRun(AdaptiveResult):
     """An inner/outer run of the probe app, and its `mode`: "probe" or "baseline" (one
     model-written search; its stop reason is `single_search`)."""

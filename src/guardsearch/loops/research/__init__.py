@@ -10,7 +10,7 @@ from guardsearch.loops.research.citations import (
     verify_citations,
 )
 from guardsearch.loops.research.config import TIERS, ResearchConfig, Tier
-from guardsearch.loops.research.orchestrator import ResearchLoop, run_research
+from guardsearch.loops.research.orchestrator import ResearchLoop
 from guardsearch.loops.research.schemas import (
     AgentResponse,
     AgentSource,
@@ -20,9 +20,6 @@ from guardsearch.loops.research.schemas import (
     SynthesisResponse,
 )
 from guardsearch.loops.research.state import ResearchState
-from guardsearch.sync import run_sync
-
-run_research_sync = run_sync(run_research)
 
 __all__ = [
     "TIERS",
@@ -41,7 +38,5 @@ __all__ = [
     "Tier",
     "Verification",
     "lexical_support",
-    "run_research",
-    "run_research_sync",
     "verify_citations",
 ]

@@ -600,29 +600,4 @@ def _meaningful(text: str) -> bool:
     return bool(terms(text)) and "<" not in text and ">" not in text
 
 
-async def run_research(
-    task: str,
-    *,
-    model: Model,
-    providers: Sequence[SearchProvider],
-    budget: BudgetLike = None,
-    max_iters: int | None = None,
-    max_queries: int | None = None,
-    max_sources: int | None = None,
-    **options: Any,
-) -> AgentResponse | ErrorResponse:
-    """The seed's `run_research(task, *, max_iters, max_queries, max_sources)` with the
-    run's `budget` (tokens, loop seconds): one research run, its response."""
-    loop = ResearchLoop(model=model, providers=providers)
-    run = await loop.run(
-        task,
-        budget=budget,
-        max_iters=max_iters,
-        max_queries=max_queries,
-        max_sources=max_sources,
-        **options,
-    )
-    return run.response
-
-
-__all__ = ["PlanQuery", "ResearchLoop", "ResearchRun", "run_research"]
+__all__ = ["PlanQuery", "ResearchLoop", "ResearchRun"]

@@ -4,7 +4,7 @@ from guardsearch.loops.review.config import ReviewConfig
 from guardsearch.loops.review.escalation import Escalation
 from guardsearch.loops.review.history import RefinementHistory, RefinementRecord
 from guardsearch.loops.review.history_file import load_history, save_history
-from guardsearch.loops.review.loop import ReviewLoop, compose_answer
+from guardsearch.loops.review.loop import ReviewLoop, compose_answer, review
 from guardsearch.loops.review.quality import (
     LEVELS,
     Level,
@@ -39,6 +39,7 @@ __all__ = [
     "compose_answer",
     "load_history",
     "quality_report",
+    "review",
     "save_history",
     "write_transcript",
 ]

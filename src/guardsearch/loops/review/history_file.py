@@ -60,6 +60,18 @@ def load_history(path: str | Path) -> RefinementHistory:
         raise _broken(target, f"holds an invalid record: {exc}") from exc
 
 
+def open_history(
+    history: str | Path | RefinementHistory | None,
+) -> tuple[RefinementHistory, Path | None]:
+    """The history a run learns from, and the file to merge the run into after it (when
+    `history` names one): a file is loaded, a `RefinementHistory` is shared as it is."""
+    if isinstance(history, RefinementHistory):
+        return history, None
+    if history is None:
+        return RefinementHistory(), None
+    return load_history(history), Path(history)
+
+
 def _item(record: Any) -> dict[str, Any]:
     if not isinstance(record, dict):
         raise TypeError(f"a record is an object, got {type(record).__name__}")

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Generic
 
 from guardsearch.core.budget import Budget, BudgetLike
@@ -31,6 +32,7 @@ from guardsearch.core.usage import Usage
 from guardsearch.loops.kernel import Kernel, Stop
 from guardsearch.loops.review.config import DEFAULT_BUDGET_CALLS, ReviewConfig
 from guardsearch.loops.review.history import RefinementHistory
+from guardsearch.loops.review.history_file import open_history, save_history
 from guardsearch.loops.review.quality import (
     Level,
     QualityReport,
@@ -73,6 +75,31 @@ class ReviewLoop(Generic[SpecT]):
         """Review `request` within `budget` (anything `Budget.of` takes; 40 calls)."""
         kernel = Kernel("review", self.model, Budget.of(budget), trace=trace)
         return await _RunState(self, kernel, request, min_items or self.config.min_items).run()
+
+
+async def review(
+    request: str,
+    task: ReviewTask[SpecT],
+    *,
+    model: Model,
+    budget: BudgetLike = DEFAULT_BUDGET_CALLS,
+    trace: Trace | None = None,
+    config: ReviewConfig | None = None,
+    history: str | Path | RefinementHistory | None = None,
+    min_items: int | None = None,
+) -> ReviewRun:
+    """Review `request` with `task` within `budget` (anything `Budget.of` takes).
+
+    `history` is what earlier runs learned about refinements: a JSON file (loaded before
+    the run, the run merged into it after; a broken file is a ConfigError and is left
+    alone) or a `RefinementHistory` shared in memory.
+    """
+    shared, path = open_history(history)
+    loop = ReviewLoop(task, model, config or ReviewConfig(), shared)
+    run = await loop.run(request, budget=budget, min_items=min_items, trace=trace)
+    if path is not None:
+        save_history(shared, path, run=run.history_run)
+    return run
 
 
 class _RunState(Generic[SpecT]):

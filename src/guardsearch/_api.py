@@ -1,0 +1,162 @@
+"""The entry points of the four families, one call shape: the input, then `model=`,
+`budget=` (anything `Budget.of` takes), `trace=` and `config=`; each returns an Outcome
+and has a `_sync` twin. See docs/api.md.
+
+    run_search(space, strategy, ...)  -> SearchResult   a guarded tree search
+    run_research(task, ...)           -> ResearchRun    plan -> search -> reflect -> answer
+    run_review(request, ...)          -> ReviewRun      plan -> act -> review -> refine
+    run_probe(topic, ...)             -> ProbeRun       a model planner around a probe policy
+
+The loops default to the offline corpus for what they read (research's `providers`,
+review's `task`, probe's `index`); pass your own to read something else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from guardsearch.apps.find import find
+from guardsearch.apps.probe import ProbeConfig, ProbeRun, probe
+from guardsearch.core.budget import BudgetLike
+from guardsearch.core.events import Trace
+from guardsearch.corpus.index import CorpusIndex
+from guardsearch.loops.inner_outer.budget import DEFAULT_INNER_PROBES, DEFAULT_OUTER_CALLS
+from guardsearch.loops.research import ResearchConfig, ResearchLoop, ResearchRun
+from guardsearch.loops.review import RefinementHistory, ReviewConfig, ReviewRun, ReviewTask, review
+from guardsearch.loops.review.config import DEFAULT_BUDGET_CALLS
+from guardsearch.models.base import Model
+from guardsearch.models.metered import Metered
+from guardsearch.search import SearchResult, SearchSpace, search
+from guardsearch.sync import run_sync
+from guardsearch.tools.base import SearchProvider
+
+
+async def run_search(
+    space: SearchSpace,
+    strategy: str = "dfs",
+    *,
+    model: Model | Metered,
+    budget: BudgetLike = None,
+    trace: Trace | None = None,
+    config: Mapping[str, Any] | None = None,
+    **options: Any,
+) -> SearchResult:
+    """Search `space` with the named strategy (dfs, bfs, beam, astar, best_first,
+    consensus, refine) within `budget` (None: unlimited).
+
+    `config` holds the engine's and the strategy's options (`samples`, `width`, `rmax`,
+    ...; docs/search.md); keywords given here override it. This is `search()` of
+    `guardsearch.search`, which also resumes saved states and checkpoints.
+    """
+    return await search(
+        space, strategy, model=model, budget=budget, trace=trace, **{**(config or {}), **options}
+    )
+
+
+async def run_research(
+    task: str,
+    *,
+    model: Model,
+    budget: BudgetLike = None,
+    trace: Trace | None = None,
+    config: ResearchConfig | None = None,
+    providers: Sequence[SearchProvider] | None = None,
+) -> ResearchRun:
+    """Research `task`: plan queries, search, reflect, iterate, then answer with
+    verified citations; see docs/research.md.
+
+    `budget` None is the research default (40,000 tokens, 120 s of loop time, or the
+    `RESEARCH_*` environment variables); `config` None reads the environment too.
+    `providers` are searched in fallback order (default: the offline corpus).
+    """
+    if providers is None:
+        from guardsearch.tools.corpus_search import CorpusProvider
+
+        providers = [CorpusProvider()]
+    loop = ResearchLoop(model, providers, config or ResearchConfig.from_env())
+    return await loop.run(task, budget=budget, trace=trace)
+
+
+async def run_review(
+    request: str,
+    *,
+    model: Model,
+    budget: BudgetLike = DEFAULT_BUDGET_CALLS,
+    trace: Trace | None = None,
+    config: ReviewConfig | None = None,
+    task: ReviewTask[Any] | None = None,
+    provider: SearchProvider | None = None,
+    history: str | Path | RefinementHistory | None = None,
+) -> ReviewRun:
+    """Plan, act, review and refine until the verified items meet the domain's quality
+    threshold (`config.min_items` of them); see docs/review.md.
+
+    `task` plans, acts and verifies (default: the find app, items of one type matching
+    a condition, over `provider`, by default the offline corpus). `history` is what
+    earlier runs learned about refinements: a JSON file or a shared `RefinementHistory`.
+    """
+    config = config or ReviewConfig()
+    if task is None:
+        return await find(
+            request,
+            model=model,
+            provider=provider,
+            budget=budget,
+            min_items=config.min_items,
+            config=config,
+            trace=trace,
+            history=history,
+        )
+    return await review(
+        request, task, model=model, budget=budget, trace=trace, config=config, history=history
+    )
+
+
+async def run_probe(
+    topic: str,
+    *,
+    model: Model,
+    budget: BudgetLike = DEFAULT_OUTER_CALLS,
+    trace: Trace | None = None,
+    config: ProbeConfig | None = None,
+    index: CorpusIndex | None = None,
+    inner_budget: BudgetLike = DEFAULT_INNER_PROBES,
+) -> ProbeRun:
+    """Search a corpus for `topic` with the inner/outer loop: the model plans and
+    evaluates within `budget`, a deterministic probe policy searches within
+    `inner_budget` probe calls; see docs/probe.md.
+
+    `config` picks the baseline (one model-written query) instead, the number of
+    results and the policy's settings. `index` is the corpus (default: the offline one).
+    """
+    config = config or ProbeConfig()
+    return await probe(
+        topic,
+        model=model,
+        index=index,
+        baseline=config.baseline,
+        budget=budget,
+        inner_budget=inner_budget,
+        settings=config.settings,
+        trace=trace,
+        max_results=config.max_results,
+    )
+
+
+run_search_sync = run_sync(run_search)
+run_research_sync = run_sync(run_research)
+run_review_sync = run_sync(run_review)
+run_probe_sync = run_sync(run_probe)
+
+__all__ = [
+    "run_probe",
+    "run_probe_sync",
+    "run_research",
+    "run_research_sync",
+    "run_review",
+    "run_review_sync",
+    "run_search",
+    "run_search_sync",
+]
