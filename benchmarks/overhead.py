@@ -112,8 +112,8 @@ def memory(nodes: int) -> dict[str, Any]:
 
 
 def real_run(spec: str, numbers: str, strategy: str) -> dict[str, Any]:
+    from guardsearch import model_from_spec
     from guardsearch.apps.game24 import solve_game24
-    from guardsearch.models import model_from_spec
 
     model = model_from_spec(spec)
     trace = Trace()
@@ -152,8 +152,8 @@ def main() -> None:
     }
     if args.model:
         # Warm the model first so loading the weights is not counted as search time.
+        from guardsearch import model_from_spec
         from guardsearch.core.messages import Message as Msg
-        from guardsearch.models import model_from_spec
 
         asyncio.run(
             model_from_spec(args.model).complete(

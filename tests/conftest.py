@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from guardsearch.models import allow_real_models
+from guardsearch import allow_real_models
 
 
 @pytest.fixture(autouse=True)

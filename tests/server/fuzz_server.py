@@ -9,10 +9,10 @@ import sys
 
 import uvicorn
 
+from guardsearch import ScriptedModel, allow_real_models
 from guardsearch.core.messages import ModelRequest
 from guardsearch.corpus import CorpusIndex, Document
 from guardsearch.loops.research import ResearchConfig
-from guardsearch.models import ScriptedModel, allow_real_models
 from guardsearch.server import create_app
 from guardsearch.tools import CorpusProvider
 

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 import pytest
 import uvicorn
 
+from guardsearch import ScriptedModel
 from guardsearch.core.messages import ModelRequest
-from guardsearch.models import ScriptedModel
 from guardsearch.server import create_app
 
 BODY = json.dumps({"task": "Who painted The Night Watch?"}).encode()

@@ -19,7 +19,7 @@ from guardsearch import (
     max_cost,
     max_tokens,
 )
-from guardsearch.core import Allowance, BudgetState, Limit
+from guardsearch.core.budget import Allowance, BudgetState, Limit
 
 CALL = Usage(calls=1)
 

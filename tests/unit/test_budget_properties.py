@@ -26,7 +26,7 @@ from guardsearch import (
     max_cost,
     max_tokens,
 )
-from guardsearch.core import Limit, Reservation
+from guardsearch.core.budget import Limit, Reservation
 
 COST_UNIT = 1 / 64  # dollars; every cost here is a whole number of these
 

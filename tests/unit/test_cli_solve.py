@@ -14,7 +14,7 @@ from guardsearch.apps.game24 import solve as solve_module
 from guardsearch.apps.game24.solve import CONSENSUS_TEMPERATURE
 from guardsearch.cli import app
 from guardsearch.registry import build_app
-from guardsearch.search import ConsensusOptions
+from guardsearch.search.strategies.consensus import ConsensusOptions
 
 runner = CliRunner()
 

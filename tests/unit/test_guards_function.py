@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from guardsearch import Artifact, ConfigError, Context, FunctionGuard, GuardResult, guard
-from guardsearch.guards import as_guard
+from guardsearch.guards.base import as_guard
 
 CTX = Context(objective="count")
 ART = Artifact(id="a", step="s", text="3", value=3)

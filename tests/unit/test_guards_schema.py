@@ -9,7 +9,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from guardsearch import Artifact, ConfigError, Context, SchemaGuard
-from guardsearch.guards import load_schema_file
+from guardsearch.guards.schema import load_schema_file
 
 CTX = Context(objective="list colours")
 COLOURS = {

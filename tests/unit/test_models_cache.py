@@ -13,27 +13,23 @@ import pytest
 from guardsearch import (
     Budget,
     BudgetExceeded,
+    CachedModel,
     Completion,
+    DictCache,
+    FileCache,
     Message,
     Metered,
     ModelError,
     ModelRequest,
+    ReplayMiss,
     ReplayModel,
     ScriptedModel,
     Usage,
+    WrapperModel,
     max_cost,
     model_from_spec,
 )
-from guardsearch.core import ReplayMiss
-from guardsearch.models import (
-    CachedModel,
-    DictCache,
-    FileCache,
-    TokenCounter,
-    WrapperModel,
-    bound_prompt_tokens,
-    estimate_prompt_tokens,
-)
+from guardsearch.models.base import TokenCounter, bound_prompt_tokens, estimate_prompt_tokens
 
 
 def ask(text: str, seed: int = 0) -> ModelRequest:

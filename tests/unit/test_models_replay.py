@@ -9,16 +9,17 @@ from pathlib import Path
 import pytest
 
 from guardsearch import (
+    CachedModel,
     Completion,
     ConfigError,
+    FileCache,
     Message,
     ModelError,
     ModelRequest,
+    ReplayMiss,
     ReplayModel,
     ScriptedModel,
 )
-from guardsearch.core import ReplayMiss
-from guardsearch.models import CachedModel, FileCache
 
 
 def ask(text: str) -> ModelRequest:
@@ -149,7 +150,7 @@ async def test_an_answer_with_an_unpaired_surrogate_is_recorded_and_replayed(
 
 
 def test_a_recorder_counts_tokens_with_its_inner_model_when_it_can(tmp_path: Path) -> None:
-    from guardsearch.models import TokenCounter, bound_prompt_tokens, estimate_prompt_tokens
+    from guardsearch.models.base import TokenCounter, bound_prompt_tokens, estimate_prompt_tokens
 
     request = ask("三 words 三")
     inner = ScriptedModel(["x"])

@@ -7,9 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from guardsearch import ConfigError, OpenAIModel, ReplayModel, ScriptedModel, model_from_spec
-from guardsearch.models import DEFAULT_SPEC, CachedModel, FileCache, default_spec
-from guardsearch.models.spec import OPENAI_DEFAULT_URL
+from guardsearch import (
+    CachedModel,
+    ConfigError,
+    FileCache,
+    OpenAIModel,
+    ReplayModel,
+    ScriptedModel,
+    model_from_spec,
+)
+from guardsearch.models.spec import DEFAULT_SPEC, OPENAI_DEFAULT_URL, default_spec
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from guardsearch import ParseError, parse_json
-from guardsearch.guards import parse_text
+from guardsearch.guards.parse import parse_text
 
 
 def test_bare_json_is_parsed() -> None:

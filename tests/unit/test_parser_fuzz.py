@@ -36,12 +36,12 @@ from guardsearch import (
     run_step,
 )
 from guardsearch.apps.game24 import Game24Space, parse_numbers
-from guardsearch.guards import parse_text
 from guardsearch.guards.diff import apply_patch
+from guardsearch.guards.parse import parse_text
 from guardsearch.search import Proposal
 from guardsearch.search.node import Node
 from guardsearch.search.run import new_state
-from guardsearch.steps import make_artifact
+from guardsearch.steps.step import make_artifact
 
 SEED = 20261122
 N_OUTPUTS = 10_000

@@ -13,7 +13,7 @@ from typer.core import TyperCommand
 from guardsearch.cli.output import err, exit_for, fail, out, print_json, progress_printer, traced
 from guardsearch.core.budget import Budget
 from guardsearch.core.errors import GuardsearchError
-from guardsearch.search.strategies import strategy_names
+from guardsearch.search import strategy_names
 
 solve_app = typer.Typer(
     help="Solve a packaged search problem with any strategy.", no_args_is_help=True

@@ -13,11 +13,10 @@ from guardsearch.experiments.executors import (
     RayExecutor,
     executor_named,
 )
-from guardsearch.experiments.metrics import newcombe, newcombe_paired, summarize, wilson
-from guardsearch.experiments.results import JsonlResults, ResultStore
+from guardsearch.experiments.results import JsonlResults
 from guardsearch.experiments.runner import ExperimentRunner
 from guardsearch.experiments.suite import MethodSpec, Problem, Suite, resolve_suite
-from guardsearch.experiments.trial import TrialResult, TrialSpec, run_trial
+from guardsearch.experiments.trial import TrialResult, TrialSpec
 
 __all__ = [
     "Executor",
@@ -28,15 +27,9 @@ __all__ = [
     "MethodSpec",
     "Problem",
     "RayExecutor",
-    "ResultStore",
     "Suite",
     "TrialResult",
     "TrialSpec",
     "executor_named",
-    "newcombe",
-    "newcombe_paired",
     "resolve_suite",
-    "run_trial",
-    "summarize",
-    "wilson",
 ]

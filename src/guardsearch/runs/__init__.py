@@ -1,14 +1,12 @@
 """Durable runs: a search as a run in a store, resumable after a crash or a pause."""
 
 from guardsearch.runs.cache import RunStoreCache
-from guardsearch.runs.lock import LOCK_NAME, LockMismatch, check_lock, fingerprint, write_lock
-from guardsearch.runs.pause import AskingSpace, InputNeeded
-from guardsearch.runs.runner import create_run, execute_run, resume_run, start_run, summarize
+from guardsearch.runs.lock import LockMismatch, check_lock, fingerprint, write_lock
+from guardsearch.runs.pause import InputNeeded
+from guardsearch.runs.runner import create_run, execute_run, resume_run, start_run
 from guardsearch.runs.spec import RunSpec
 
 __all__ = [
-    "LOCK_NAME",
-    "AskingSpace",
     "InputNeeded",
     "LockMismatch",
     "RunSpec",
@@ -19,6 +17,5 @@ __all__ = [
     "fingerprint",
     "resume_run",
     "start_run",
-    "summarize",
     "write_lock",
 ]

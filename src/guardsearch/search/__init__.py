@@ -5,78 +5,34 @@
     result = await search(space, strategy="dfs", model=model, budget=budget)
 
 Strategies: dfs (feedback-guided backtracking), bfs, beam, astar, best_first,
-consensus, refine. See docs/search.md.
+consensus, refine. See docs/search.md. `guardsearch.run_search` is `search` in the
+one call shape of every family; this package adds what writing your own search space,
+strategy, heuristic or reducer takes. Anything else is imported from its module
+(`guardsearch.search.expand`, ...).
 """
 
 from guardsearch.search import strategies as _strategies  # registers the strategies
-from guardsearch.search.expand import Checkpoint, Engine, EngineOptions, Expansion
-from guardsearch.search.heuristic import (
-    FORMAT_RULES,
-    GIVE_UP,
-    RULES,
-    Failure,
-    Heuristic,
-    ModelHeuristic,
-    Rule,
-    RuleHeuristic,
-)
-from guardsearch.search.node import Node, NodeStatus, SearchTree
+from guardsearch.search.heuristic import Failure, Heuristic, ModelHeuristic, Rule, RuleHeuristic
+from guardsearch.search.node import Node, SearchTree
 from guardsearch.search.pipeline import StepSpace
-from guardsearch.search.reducers import (
-    Reducer,
-    Vote,
-    get_reducer,
-    identical,
-    judge_selection,
-    majority_vote,
-)
+from guardsearch.search.reducers import Reducer, Vote
 from guardsearch.search.result import SearchResult
 from guardsearch.search.run import search, search_sync
 from guardsearch.search.space import BacktrackAdvisor, BaseSpace, Proposal, Root, SearchSpace
-from guardsearch.search.state import TERMINATIONS, SearchState, Table, Termination
-from guardsearch.search.strategies import (
-    AStarOptions,
-    BeamOptions,
-    BestFirstOptions,
-    BFSOptions,
-    ConsensusOptions,
-    DFSOptions,
-    RefineOptions,
-    Strategy,
-    b_max,
-    get_strategy,
-    register_strategy,
-    strategy_names,
-)
-from guardsearch.search.summary import failure_summary, summarize_path
+from guardsearch.search.state import SearchState, Termination
+from guardsearch.search.strategies.base import Strategy, register_strategy, strategy_names
 
 del _strategies
 
 __all__ = [
-    "FORMAT_RULES",
-    "GIVE_UP",
-    "RULES",
-    "TERMINATIONS",
-    "AStarOptions",
-    "BFSOptions",
     "BacktrackAdvisor",
     "BaseSpace",
-    "BeamOptions",
-    "BestFirstOptions",
-    "Checkpoint",
-    "ConsensusOptions",
-    "DFSOptions",
-    "Engine",
-    "EngineOptions",
-    "Expansion",
     "Failure",
     "Heuristic",
     "ModelHeuristic",
     "Node",
-    "NodeStatus",
     "Proposal",
     "Reducer",
-    "RefineOptions",
     "Root",
     "Rule",
     "RuleHeuristic",
@@ -86,19 +42,10 @@ __all__ = [
     "SearchTree",
     "StepSpace",
     "Strategy",
-    "Table",
     "Termination",
     "Vote",
-    "b_max",
-    "failure_summary",
-    "get_reducer",
-    "get_strategy",
-    "identical",
-    "judge_selection",
-    "majority_vote",
     "register_strategy",
     "search",
     "search_sync",
     "strategy_names",
-    "summarize_path",
 ]

@@ -1,23 +1,4 @@
-"""Guarded steps: prompt -> model -> parse -> guard -> retry."""
+"""Guarded steps: prompt -> model -> parse -> guard -> retry (`step.py`).
 
-from guardsearch.steps.step import (
-    Attempt,
-    Step,
-    StepOutcome,
-    as_metered,
-    attempt_step,
-    judge,
-    make_artifact,
-    run_step,
-)
-
-__all__ = [
-    "Attempt",
-    "Step",
-    "StepOutcome",
-    "as_metered",
-    "attempt_step",
-    "judge",
-    "make_artifact",
-    "run_step",
-]
+`Step`, `run_step` and `attempt_step` are exported by `guardsearch` itself (docs/api.md).
+"""

@@ -4,15 +4,9 @@ from guardsearch.tools.base import SearchError, SearchProvider, TransientSearchE
 from guardsearch.tools.breaker import CircuitBreaker
 from guardsearch.tools.corpus_search import CorpusProvider
 from guardsearch.tools.reformulate import broaden
-from guardsearch.tools.resilient import (
-    QueryOutcome,
-    ResilienceSettings,
-    ResilientSearch,
-    SearchFault,
-    SearchNote,
-)
+from guardsearch.tools.resilient import QueryOutcome, ResilienceSettings, ResilientSearch
 from guardsearch.tools.retry import Backoff, search_with_retry
-from guardsearch.tools.spec import provider_from_spec, providers_from_specs
+from guardsearch.tools.spec import provider_from_spec
 from guardsearch.tools.web_search import SearxngProvider
 
 __all__ = [
@@ -23,13 +17,10 @@ __all__ = [
     "ResilienceSettings",
     "ResilientSearch",
     "SearchError",
-    "SearchFault",
-    "SearchNote",
     "SearchProvider",
     "SearxngProvider",
     "TransientSearchError",
     "broaden",
     "provider_from_spec",
-    "providers_from_specs",
     "search_with_retry",
 ]

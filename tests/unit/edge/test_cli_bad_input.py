@@ -391,7 +391,7 @@ def test_a_puzzle_of_1_or_20_numbers_is_refused_alike_everywhere(
     """The CLI, --durable, runs start and POST /solve share the app's one check."""
     import httpx
 
-    from guardsearch.models import ScriptedModel
+    from guardsearch import ScriptedModel
     from guardsearch.server import create_app
 
     async def over_http(numbers: str) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from guardsearch.models import ScriptedModel
+from guardsearch import ScriptedModel
 from guardsearch.search.strategies.base import strategy_names
 from guardsearch.server import create_app
 from guardsearch.server.security import BodyLimit, HideRunIds, key_id, read_keys

@@ -11,13 +11,12 @@ import pytest
 from plan_helpers import PLAIN, RISKY, good_outputs, step_of, unsatisfiable, without_recovery
 from typer.testing import CliRunner
 
-from guardsearch import ModelRequest, ScriptedModel
+from guardsearch import CachedModel, DictCache, ModelRequest, ScriptedModel
 from guardsearch.apps.plan import get_problem, problems
 from guardsearch.apps.plan.suite import select
 from guardsearch.cli import app
 from guardsearch.core.errors import ConfigError
 from guardsearch.experiments import trial
-from guardsearch.models import CachedModel, DictCache
 
 runner = CliRunner()
 

@@ -15,7 +15,8 @@ from plan_helpers import RISKY, good_outputs, step_of, unsatisfiable, without_re
 
 from guardsearch import ModelRequest, ScriptedModel, StepBudget
 from guardsearch.apps.plan import STEP_NAMES, PlanSpace, get_problem, plan_search
-from guardsearch.search import TERMINATIONS, b_max
+from guardsearch.search.state import TERMINATIONS
+from guardsearch.search.strategies.dfs import b_max
 
 PROBLEM = get_problem(RISKY)
 GOOD = good_outputs(PROBLEM)

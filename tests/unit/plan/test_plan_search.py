@@ -31,7 +31,8 @@ from guardsearch import Budget, ModelRequest, ScriptedModel, max_calls
 from guardsearch.apps.plan import get_problem, plan_search
 from guardsearch.apps.plan.plan_format import schema_actions
 from guardsearch.apps.plan.report import backtracks
-from guardsearch.search import GIVE_UP, Failure, RuleHeuristic
+from guardsearch.search import Failure, RuleHeuristic
+from guardsearch.search.heuristic import GIVE_UP
 
 FULL = [A, R, S, P]
 

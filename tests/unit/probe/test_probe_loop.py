@@ -13,15 +13,14 @@ from guardsearch.apps.probe.query import ProbeQuery
 from guardsearch.loops.inner_outer import (
     AdaptiveBand,
     ControlBudget,
-    MultiObjectiveTermination,
     Observation,
     PolicySettings,
     ProbePlan,
     ProbePolicy,
     ProbeState,
-    RuleClassifier,
     run_adaptive,
 )
+from guardsearch.loops.inner_outer.extensions import MultiObjectiveTermination, RuleClassifier
 from guardsearch.models.scripted import ScriptedModel
 
 A = ProbeQuery(must=("alpha", "beta"))

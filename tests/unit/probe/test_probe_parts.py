@@ -11,14 +11,9 @@ from guardsearch.apps.probe.query import ProbeQuery
 from guardsearch.core.errors import BudgetExceeded, ConfigError
 from guardsearch.core.source import Source
 from guardsearch.corpus import CorpusIndex, Document
-from guardsearch.loops.inner_outer import (
-    AdaptiveBand,
-    ControlBudget,
-    Observation,
-    QueryMemo,
-    ScoreContext,
-    WeightedScorer,
-)
+from guardsearch.loops.inner_outer import AdaptiveBand, ControlBudget, Observation
+from guardsearch.loops.inner_outer.memo import QueryMemo
+from guardsearch.loops.inner_outer.scoring import ScoreContext, WeightedScorer
 
 
 def test_band_ema_and_agreement() -> None:

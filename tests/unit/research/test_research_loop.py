@@ -20,10 +20,10 @@ from research_helpers import (
     transient,
 )
 
+from guardsearch import ResearchRun, run_research
 from guardsearch.core.budget import Budget
 from guardsearch.core.messages import ModelRequest
 from guardsearch.corpus import CorpusIndex
-from guardsearch import ResearchRun, run_research
 from guardsearch.loops.research import (
     AgentResponse,
     ErrorResponse,

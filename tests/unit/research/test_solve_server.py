@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
+from guardsearch import ScriptedModel
 from guardsearch.core.messages import Completion, ModelRequest
-from guardsearch.models import ScriptedModel
 from guardsearch.server import create_app
 
 SOLVING = ['{"steps": ["5 * 6"]}', '{"steps": ["30 - 10"]}', '{"steps": ["4 + 20"]}']

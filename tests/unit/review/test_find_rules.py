@@ -9,7 +9,8 @@ from guardsearch.apps.find.rules import creator_of, head_noun, type_rejection
 from guardsearch.apps.find.spec import FindSpec, forms
 from guardsearch.core.errors import ConfigError
 from guardsearch.core.source import Source
-from guardsearch.loops.review import Verdict, quality_report
+from guardsearch.loops.review import Verdict
+from guardsearch.loops.review.quality import quality_report
 
 
 @pytest.mark.parametrize(

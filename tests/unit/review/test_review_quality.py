@@ -11,8 +11,8 @@ from guardsearch.loops.review import (
     Refinement,
     RefinementHistory,
     Verdict,
-    quality_report,
 )
+from guardsearch.loops.review.quality import quality_report
 
 
 def verdicts(accepted: int, **rejected: int) -> list[Verdict]:

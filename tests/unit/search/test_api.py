@@ -15,14 +15,8 @@ from guardsearch import (
     Step,
     max_calls,
 )
-from guardsearch.search import (
-    TERMINATIONS,
-    SearchResult,
-    StepSpace,
-    search,
-    search_sync,
-    strategy_names,
-)
+from guardsearch.search import SearchResult, StepSpace, search, search_sync, strategy_names
+from guardsearch.search.state import TERMINATIONS
 
 ALL = ["astar", "beam", "best_first", "bfs", "consensus", "dfs", "refine"]
 

@@ -32,16 +32,10 @@ from guardsearch import (
     max_cost,
     max_tokens,
 )
-from guardsearch.core import Limit
+from guardsearch.core.budget import Limit
 from guardsearch.guards.evaluator import resolve_model
-from guardsearch.search import (
-    EngineOptions,
-    Node,
-    Proposal,
-    SearchResult,
-    SearchState,
-    search,
-)
+from guardsearch.search import Node, Proposal, SearchResult, SearchState, search
+from guardsearch.search.expand import EngineOptions
 
 PROPOSE_TOKENS = 64  # CountingSpace's max_tokens
 VALUE_TOKENS = 8

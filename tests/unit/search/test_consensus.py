@@ -3,15 +3,8 @@
 from __future__ import annotations
 
 from guardsearch import Context, GuardResult, ModelRequest, ScriptedModel, Step
-from guardsearch.search import (
-    Node,
-    StepSpace,
-    Vote,
-    identical,
-    judge_selection,
-    majority_vote,
-    search,
-)
+from guardsearch.search import Node, StepSpace, Vote, search
+from guardsearch.search.reducers import identical, judge_selection, majority_vote
 
 
 def vote(order: int, answer: str, *, score: float = 1.0, passed: bool = True) -> Vote:

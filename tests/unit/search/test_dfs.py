@@ -27,17 +27,17 @@ from guardsearch import (
     max_calls,
 )
 from guardsearch.search import (
-    GIVE_UP,
     BacktrackAdvisor,
     Failure,
     ModelHeuristic,
     Node,
     RuleHeuristic,
     StepSpace,
-    b_max,
     search,
     search_sync,
 )
+from guardsearch.search.heuristic import GIVE_UP
+from guardsearch.search.strategies.dfs import b_max
 
 START = ["analysis", "recon", "strategy", "plan"]
 

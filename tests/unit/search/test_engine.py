@@ -15,8 +15,8 @@ from guardsearch import (
     Step,
     max_calls,
 )
-from guardsearch.search import StepSpace, search, summarize_path
-from guardsearch.search.summary import SUMMARY_STEP, estimate_tokens
+from guardsearch.search import StepSpace, search
+from guardsearch.search.summary import SUMMARY_STEP, estimate_tokens, summarize_path
 
 
 def counting_guard() -> tuple[list[str], object]:

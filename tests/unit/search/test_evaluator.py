@@ -13,8 +13,8 @@ from guardsearch import (
     ModelRequest,
     ScriptedModel,
     max_calls,
+    member,
 )
-from guardsearch.guards import member
 from guardsearch.guards.evaluator import Evaluator, RubricItem, active_model, using_model
 
 CTX = Context(objective="Write a SQL query that counts orders")

@@ -31,8 +31,7 @@ import pytest
 from crash_worker import session
 from durable_apps import STRATEGIES, answer_for
 
-from guardsearch import ScriptedModel
-from guardsearch.models import CachedModel, FileCache
+from guardsearch import CachedModel, FileCache, ScriptedModel
 from guardsearch.runs import RunSpec, create_run, execute_run
 from guardsearch.store.base import RunRecord, RunStore
 from guardsearch.store.postgres import PostgresRunStore

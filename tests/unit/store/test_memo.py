@@ -10,8 +10,15 @@ from typing import Any
 import pytest
 from durable_apps import STRATEGIES, answer_for
 
-from guardsearch import Completion, Message, ModelError, ModelRequest, ScriptedModel, Usage
-from guardsearch.models import CachedModel
+from guardsearch import (
+    CachedModel,
+    Completion,
+    Message,
+    ModelError,
+    ModelRequest,
+    ScriptedModel,
+    Usage,
+)
 from guardsearch.runs import RunSpec, RunStoreCache, create_run, execute_run
 from guardsearch.store.base import RunStore
 

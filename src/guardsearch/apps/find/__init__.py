@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from guardsearch.apps.find.spec import FindSpec
 from guardsearch.apps.find.task import FindTask
 from guardsearch.core.budget import BudgetLike
 from guardsearch.core.events import Trace
@@ -54,4 +53,4 @@ async def find(
     return run
 
 
-__all__ = ["FindSpec", "FindTask", "find"]
+__all__ = ["FindTask", "find"]

@@ -8,23 +8,12 @@ Importing the package registers the app `game24` (guardsearch.registry).
 
 from guardsearch.apps.game24.app import APP
 from guardsearch.apps.game24.arith import check_answer, parse_numbers, solvable
-from guardsearch.apps.game24.solve import (
-    DEFAULT_BUDGET_CALLS,
-    DEFAULT_STRATEGY,
-    Puzzle,
-    default_options,
-    puzzles,
-    solve_game24,
-    solve_game24_sync,
-)
+from guardsearch.apps.game24.solve import default_options, puzzles, solve_game24, solve_game24_sync
 from guardsearch.apps.game24.space import Game24Space, step_schema
 
 __all__ = [
     "APP",
-    "DEFAULT_BUDGET_CALLS",
-    "DEFAULT_STRATEGY",
     "Game24Space",
-    "Puzzle",
     "check_answer",
     "default_options",
     "parse_numbers",

@@ -27,7 +27,7 @@ from guardsearch.core.errors import ConfigError
 from guardsearch.experiments.suite import MethodSpec, Problem
 from guardsearch.experiments.trial import TrialResult
 from guardsearch.models.metered import Metered
-from guardsearch.search.strategies import strategy_names
+from guardsearch.search import strategy_names
 
 LINEAR = ("io", "cot", "cot-sc", "cot-distilled")
 

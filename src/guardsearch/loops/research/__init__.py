@@ -1,42 +1,21 @@
-"""The research loop (seed 001): plan -> search -> reflect -> iterate -> synthesize,
-with citations verified in code."""
+"""The research loop: plan -> search -> reflect -> iterate -> synthesize, with citations
+verified in code (docs/research.md).
+
+`guardsearch.run_research` is its entry point; `ResearchLoop` keeps the providers,
+resilience settings and clock for many runs. What a run answers is an `AgentResponse`
+or an `ErrorResponse`. Anything else is imported from its module.
+"""
 
 from guardsearch.loops.research.answer import ResearchRun
-from guardsearch.loops.research.citations import (
-    LexicalSupport,
-    ModelSupport,
-    Verification,
-    lexical_support,
-    verify_citations,
-)
-from guardsearch.loops.research.config import TIERS, ResearchConfig, Tier
+from guardsearch.loops.research.config import ResearchConfig
 from guardsearch.loops.research.orchestrator import ResearchLoop
-from guardsearch.loops.research.schemas import (
-    AgentResponse,
-    AgentSource,
-    ErrorResponse,
-    PlanResponse,
-    ReflectionResponse,
-    SynthesisResponse,
-)
-from guardsearch.loops.research.state import ResearchState
+from guardsearch.loops.research.schemas import AgentResponse, AgentSource, ErrorResponse
 
 __all__ = [
-    "TIERS",
     "AgentResponse",
     "AgentSource",
     "ErrorResponse",
-    "LexicalSupport",
-    "ModelSupport",
-    "PlanResponse",
-    "ReflectionResponse",
     "ResearchConfig",
     "ResearchLoop",
     "ResearchRun",
-    "ResearchState",
-    "SynthesisResponse",
-    "Tier",
-    "Verification",
-    "lexical_support",
-    "verify_citations",
 ]
