@@ -1,6 +1,7 @@
 """The entry points of the four families, one call shape: the input, then `model=`,
 `budget=` (anything `Budget.of` takes), `trace=` and `config=`; each returns an Outcome
-and has a `_sync` twin. See docs/api.md.
+and has a `_sync` twin. `model` is a `Model` or a spec string ("embedded",
+"openai:URL#MODEL", ...; docs/models.md). See docs/api.md.
 
     run_search(space, strategy, ...)  -> SearchResult   a guarded tree search
     run_research(task, ...)           -> ResearchRun    plan -> search -> reflect -> answer
@@ -28,16 +29,21 @@ from guardsearch.loops.review import RefinementHistory, ReviewConfig, ReviewRun,
 from guardsearch.loops.review.config import DEFAULT_BUDGET_CALLS
 from guardsearch.models.base import Model
 from guardsearch.models.metered import Metered
+from guardsearch.models.spec import model_from_spec
 from guardsearch.search import SearchResult, SearchSpace, search
 from guardsearch.sync import run_sync
 from guardsearch.tools.base import SearchProvider
+
+
+def _model(model: Model | str) -> Model:
+    return model_from_spec(model) if isinstance(model, str) else model
 
 
 async def run_search(
     space: SearchSpace,
     strategy: str = "dfs",
     *,
-    model: Model | Metered,
+    model: Model | Metered | str,
     budget: BudgetLike = None,
     trace: Trace | None = None,
     config: Mapping[str, Any] | None = None,
@@ -50,15 +56,15 @@ async def run_search(
     ...; docs/search.md); keywords given here override it. This is `search()` of
     `guardsearch.search`, which also resumes saved states and checkpoints.
     """
-    return await search(
-        space, strategy, model=model, budget=budget, trace=trace, **{**(config or {}), **options}
-    )
+    backend = model if isinstance(model, Metered) else _model(model)
+    options = {**(config or {}), **options}
+    return await search(space, strategy, model=backend, budget=budget, trace=trace, **options)
 
 
 async def run_research(
     task: str,
     *,
-    model: Model,
+    model: Model | str,
     budget: BudgetLike = None,
     trace: Trace | None = None,
     config: ResearchConfig | None = None,
@@ -75,14 +81,14 @@ async def run_research(
         from guardsearch.tools.corpus_search import CorpusProvider
 
         providers = [CorpusProvider()]
-    loop = ResearchLoop(model, providers, config or ResearchConfig.from_env())
+    loop = ResearchLoop(_model(model), providers, config or ResearchConfig.from_env())
     return await loop.run(task, budget=budget, trace=trace)
 
 
 async def run_review(
     request: str,
     *,
-    model: Model,
+    model: Model | str,
     budget: BudgetLike = DEFAULT_BUDGET_CALLS,
     trace: Trace | None = None,
     config: ReviewConfig | None = None,
@@ -101,7 +107,7 @@ async def run_review(
     if task is None:
         return await find(
             request,
-            model=model,
+            model=_model(model),
             provider=provider,
             budget=budget,
             min_items=config.min_items,
@@ -110,14 +116,20 @@ async def run_review(
             history=history,
         )
     return await review(
-        request, task, model=model, budget=budget, trace=trace, config=config, history=history
+        request,
+        task,
+        model=_model(model),
+        budget=budget,
+        trace=trace,
+        config=config,
+        history=history,
     )
 
 
 async def run_probe(
     topic: str,
     *,
-    model: Model,
+    model: Model | str,
     budget: BudgetLike = DEFAULT_OUTER_CALLS,
     trace: Trace | None = None,
     config: ProbeConfig | None = None,
@@ -134,7 +146,7 @@ async def run_probe(
     config = config or ProbeConfig()
     return await probe(
         topic,
-        model=model,
+        model=_model(model),
         index=index,
         baseline=config.baseline,
         budget=budget,
