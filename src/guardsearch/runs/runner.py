@@ -141,14 +141,7 @@ def _check_answerable(record: RunRecord, state: SearchState | None) -> None:
 def summarize(state: SearchState, space: SearchSpace) -> dict[str, Any]:
     """The run's result from its final state: the winning (or best failed) path."""
     tree = state.tree
-    succeeded = state.termination == "success" and state.goal is not None
-    if succeeded:
-        assert state.goal is not None
-        last = tree[state.goal]
-    elif state.best is not None:
-        last = tree[state.best]
-    else:
-        last = tree.best()
+    succeeded, last = state.ending()
     answer = space.answer(last) if succeeded else None
     return {
         "succeeded": succeeded,

@@ -207,14 +207,7 @@ def _result(
 ) -> SearchResult:
     state = engine.state
     tree = state.tree
-    succeeded = termination == "success" and state.goal is not None
-    if succeeded:
-        assert state.goal is not None
-        last = tree[state.goal]
-    elif state.best is not None:
-        last = tree[state.best]
-    else:
-        last = tree.best()
+    succeeded, last = state.ending()
     path = tuple(tree.path(last.id))
     return SearchResult(
         succeeded=succeeded,

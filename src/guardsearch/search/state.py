@@ -162,6 +162,13 @@ class SearchState:
     # crash in the middle of an expansion names it. Not saved.
     expanding: str | None = field(default=None, compare=False)
 
+    def ending(self) -> tuple[bool, Node]:
+        """Whether the search succeeded, and the node its result ends at: the goal, else
+        the best failed node (`best`, else the tree's lowest h, then deepest)."""
+        if self.termination == "success" and self.goal is not None:
+            return True, self.tree[self.goal]
+        return False, self.tree[self.best] if self.best is not None else self.tree.best()
+
     def touch(self, node: Node | str) -> None:
         """Mark a node as changed since the last checkpoint."""
         self.changed.add(node if isinstance(node, str) else node.id)
