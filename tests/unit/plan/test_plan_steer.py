@@ -293,3 +293,14 @@ async def test_the_same_plan_feedback_twice_goes_to_the_strategy_not_above() -> 
     assert result.succeeded and script.calls == [*FULL, P, S, P]
     [back] = backtracks(result)
     assert (back["to"], back["depth"], back["rule"]) == (S, 1, "same feedback 2x -> strategy")
+
+
+def test_retry_budgets_the_guards_reject_cannot_be_written() -> None:
+    from guardsearch.apps.plan.plan_format import generation_schema
+
+    problem = get_problem(PLAIN)  # R_max 5
+    for variant in generation_schema(problem)["properties"]["steps"]["items"].get("anyOf", []) or [
+        generation_schema(problem)["properties"]["steps"]["items"]
+    ]:
+        budget = variant["properties"]["retry_budget"]
+        assert (budget["minimum"], budget["maximum"]) == (1, problem.r_max)

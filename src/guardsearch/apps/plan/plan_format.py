@@ -20,8 +20,9 @@ them out: `complete_plan` fills them in from the problem's actions (the Medium g
 rejects a step that states them differently). So a model spends its tokens on the
 decisions — which actions, their order, retry budgets, failure branches — and
 `generation_schema(problem, actions)` constrains its output to exactly those: only
-the given actions, an `on_failure` only on risky ones, every string and list bounded
-(the embedded llama.cpp grammar needs bounds). `plan_schema()` is the structural
+the given actions (enums), an `on_failure` only on risky ones, retry budgets from 1 to
+R_max (the guards reject any other), every string and list bounded (the embedded
+llama.cpp grammar needs bounds). `plan_schema()` is the structural
 schema the Minimal guard validates. A free task has no action catalogue:
 `free_generation_schema(actions)` allows recon's action names (or any normalised
 name), and an `on_failure` on any step.
@@ -148,6 +149,9 @@ def step_schema_for(problem: PlanProblem, actions: Sequence[str]) -> dict[str, A
     action, so the grammar never lets one be written); only a risky action's step may
     name `on_failure`, so the risky ones are a second variant."""
     known = [problem.action(name) for name in dict.fromkeys(actions)]
+    # The guards reject a retry budget below 1 (Minimal) or one step's above R_max
+    # (Medium: the total would exceed it), so the grammar cannot write either.
+    budget = {"type": "integer", "minimum": 1, "maximum": min(MAX_RETRY_BUDGET, problem.r_max)}
     plain = [a.name for a in known if a is not None and not a.may_fail]
     risky = [a.name for a in known if a is not None and a.may_fail]
     variants: list[dict[str, Any]] = []
@@ -157,7 +161,7 @@ def step_schema_for(problem: PlanProblem, actions: Sequence[str]) -> dict[str, A
         properties: dict[str, Any] = {
             "id": {"type": "string", "pattern": ID_PATTERN},
             "action": {"type": "string", "enum": names},
-            "retry_budget": {"type": "integer", "minimum": 0, "maximum": MAX_RETRY_BUDGET},
+            "retry_budget": dict(budget),
         }
         if branch:
             properties["on_failure"] = {"type": "string", "pattern": ID_PATTERN}
@@ -212,7 +216,7 @@ def free_generation_schema(actions: Sequence[str] | None = None) -> dict[str, An
         "properties": {
             "id": {"type": "string", "pattern": ID_PATTERN},
             "action": action,
-            "retry_budget": {"type": "integer", "minimum": 0, "maximum": MAX_RETRY_BUDGET},
+            "retry_budget": {"type": "integer", "minimum": 1, "maximum": MAX_RETRY_BUDGET},
             "on_failure": {"type": "string", "pattern": ID_PATTERN},
         },
         "required": ["id", "action", "retry_budget"],
