@@ -3,6 +3,10 @@
 Every test not marked `model` runs with real backends switched off
 (`allow_real_models(False)`, pydantic-ai's `ALLOW_MODEL_REQUESTS = False`); tests
 marked `model` run the real embedded model and switch them on.
+
+Tests marked `slow` mostly wait (a lock held for a minute): the default run,
+`python3 -m pytest` (CI), includes them; a quick loop with any `-m` selection that
+does not name `slow` (`-m "not model"`) leaves them out.
 """
 
 from __future__ import annotations
@@ -12,6 +16,16 @@ from collections.abc import Iterator
 import pytest
 
 from guardsearch import allow_real_models
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    selection = config.getoption("markexpr") or ""
+    if not selection or "slow" in selection:
+        return
+    slow = [item for item in items if item.get_closest_marker("slow") is not None]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if item.get_closest_marker("slow") is None]
 
 
 @pytest.fixture(autouse=True)

@@ -23,6 +23,7 @@ from guardsearch.core.errors import (
     ReplayMiss,
     RunError,
     StepFailed,
+    StoreError,
 )
 from guardsearch.core.events import Event, Trace
 from guardsearch.core.guard_result import Check, GuardResult
@@ -195,5 +196,6 @@ __all__ = [  # noqa: RUF022
     "ModelError",
     "ParseError",
     "ReplayMiss",
+    "StoreError",
     "__version__",
 ]

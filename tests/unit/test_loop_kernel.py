@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from guardsearch import Budget, BudgetExceeded, ConfigError, ModelError, StepFailed, Usage
-from guardsearch.core.errors import ReplayMiss, RunError
+from guardsearch.core.errors import ReplayMiss, RunError, StoreError
 from guardsearch.core.events import Trace
 from guardsearch.core.outcome import CORE_STOP_REASONS, new_run_id, stop_reason_for
 from guardsearch.loops.kernel import FIXED_FIELDS, Kernel, Stop, phase_record
@@ -36,6 +36,7 @@ def _failed() -> StepFailed:
         (_failed(), "step_failed"),
         (ModelError("down"), "model_error"),
         (ReplayMiss("abc", "log.jsonl"), "model_error"),
+        (StoreError("runs.db", "database is locked"), "store_error"),
         (RunError("odd"), "run_error"),
         (ConfigError("bad"), "invalid_request"),
         (ValueError("bug"), "internal_error"),

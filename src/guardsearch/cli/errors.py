@@ -4,7 +4,9 @@ Click's own usage errors (a missing argument, an option out of range, an unknown
 command) would print a boxed, wrapped message over several lines; `OneLineErrors`,
 the root command group, prints them as `error: ... (see CMD --help)` on one line
 instead. An OSError that nothing below caught (a path that is a directory, a folder
-that does not exist) ends the same way with exit 1, never as a traceback.
+that does not exist) ends the same way with exit 1, never as a traceback, and so
+does a StoreError (the run store locked, full, read-only or unreachable), whose
+message names it a store error.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from typing import Any
 
 import typer
 from typer.core import TyperGroup
+
+from guardsearch.core.errors import StoreError
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -49,6 +53,9 @@ class OneLineErrors(TyperGroup):
             code = super().main(args, prog_name, complete_var, False, **extra)
         except typer.Abort:
             print_error("aborted")
+            sys.exit(EXIT_FAILED)
+        except StoreError as exc:
+            print_error(str(exc))
             sys.exit(EXIT_FAILED)
         except OSError as exc:
             where = f": {exc.filename}" if exc.filename else ""

@@ -74,11 +74,13 @@ def record_json(record: RunRecord, *, full: bool = False) -> dict[str, Any]:
     return data
 
 
-def open_or_fail(url: str | None, as_json: bool = False) -> RunStore:
+def open_or_fail(url: str | None, as_json: bool = False, *, read_only: bool = False) -> RunStore:
+    """The run store, or a one-line error; `read_only` for commands that only read
+    (they never wait for the write lock)."""
     from guardsearch.store.open import open_store
 
     try:
-        return open_store(url)
+        return open_store(url, read_only=read_only)
     except GuardsearchError as exc:
         fail(str(exc), exit_for(exc), as_json=as_json)
 
@@ -100,7 +102,7 @@ def list_runs(
     """List runs, newest first."""
     if status is not None and status not in STATUSES:
         fail(f"unknown status {status!r}; one of {', '.join(STATUSES)}", as_json=as_json)
-    the_store = open_or_fail(store, as_json)
+    the_store = open_or_fail(store, as_json, read_only=True)
     records = the_store.list_runs(status=status, limit=limit)
     if as_json:
         print_json([record_json(r) for r in records])
@@ -121,7 +123,7 @@ def show(
     as_json: JsonOption = False,
 ) -> None:
     """One run: status, spec, result, counters (a paused run shows its question)."""
-    the_store = open_or_fail(store, as_json)
+    the_store = open_or_fail(store, as_json, read_only=True)
     record = get_or_fail(the_store, run_id, as_json)
     data = record_json(record, full=True)
     data["paid_calls"] = len(the_store.calls(run_id))
@@ -210,7 +212,7 @@ def view(
         name = checked_id(doc["run"].get("id"), f"the run id in {source}") if not out_file else ""
     else:
         name = checked_id(run, "run")
-        doc = export_doc(open_or_fail(store), name)
+        doc = export_doc(open_or_fail(store, read_only=True), name)
     try:
         page = render_run(doc)
     except (ValueError, TypeError, RecursionError) as exc:
@@ -233,7 +235,7 @@ def export(
 ) -> None:
     """Everything about a run as one JSON document: record, tree, events, paid calls."""
     del as_json  # export prints JSON either way
-    doc = export_doc(open_or_fail(store), run_id)
+    doc = export_doc(open_or_fail(store, read_only=True), run_id)
     if out_file is None:
         print_json(doc)
     else:

@@ -43,6 +43,22 @@ class ModelError(RunError):
     """A model backend failed (after its own retries for transient errors)."""
 
 
+class StoreError(RunError):
+    """The run store could not be read or written (locked, disk full, read-only, gone).
+
+    Not a model error: the model may well have answered. `store` names the store (a
+    file, or a PostgreSQL URL without its password); `transient` says whether waiting
+    could help (a lock, a full disk, a read-only file, a lost connection) rather than a
+    damaged or foreign file.
+    """
+
+    def __init__(self, store: str, detail: str, *, transient: bool = False) -> None:
+        super().__init__(f"store error ({store}): {detail}")
+        self.store = store
+        self.detail = detail
+        self.transient = transient
+
+
 class ReplayMiss(ModelError):
     """A replayed model was asked a request it never recorded."""
 

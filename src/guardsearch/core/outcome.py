@@ -21,6 +21,7 @@ from guardsearch.core.errors import (
     ModelError,
     RunError,
     StepFailed,
+    StoreError,
 )
 from guardsearch.core.events import Trace
 from guardsearch.core.usage import Usage
@@ -33,6 +34,7 @@ StopReason = Literal[
     "cancelled",
     "step_failed",
     "model_error",
+    "store_error",
     "run_error",
     "invalid_request",
     "internal_error",
@@ -79,6 +81,8 @@ def stop_reason_for(error: BaseException) -> StopReason:
         return "step_failed"
     if isinstance(error, ModelError):
         return "model_error"
+    if isinstance(error, StoreError):
+        return "store_error"
     if isinstance(error, RunError):
         return "run_error"
     if isinstance(error, ConfigError):

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from guardsearch.core.errors import ConfigError, GuardsearchError
+from guardsearch.core.errors import ConfigError, GuardsearchError, StoreError
 from guardsearch.core.events import Event, Trace
 from guardsearch.models.base import Model
 from guardsearch.models.cache import CachedModel
@@ -200,9 +200,12 @@ async def execute_run(
     owner = new_owner()
     stop = StopRequest()
     live: list[SearchState] = [] if state is None else [state]
+    memo: list[RunStoreCache] = []
 
     def save(current: SearchState) -> None:
         live[:] = [current]
+        for cache in memo:
+            cache.flush()  # answers the store could not take go in before the checkpoint
         rows = checkpointer.rows(current)
         if store.save_checkpoint(run_id, rows, buffer.take(), owner=owner, lease=lease):
             stop.requested = True
@@ -225,7 +228,8 @@ async def execute_run(
         ):
             # Killed after the last save but before the status changed: the end is saved.
             return _finish(end, state, space)
-        cached = CachedModel(inner, RunStoreCache(store, run_id))
+        memo.append(RunStoreCache(store, run_id))
+        cached = CachedModel(inner, memo[0])
         options = {**setup.options, **spec.options}
         asked = options.pop("should_stop", None)
         options["should_stop"] = lambda: stop() or (asked is not None and bool(asked()))
@@ -251,6 +255,8 @@ async def execute_run(
             raise
         except NotOwner:
             raise  # another session owns the run now: write nothing more
+        except StoreError as exc:
+            return _stopped_by_store(exc, end, memo[0], store)
         except GuardsearchError as exc:
             failed = end("failed", error=str(exc))
             if isinstance(exc, ConfigError):
@@ -269,6 +275,25 @@ def _answer(record: RunRecord, state: SearchState | None, text: str, trace: Trac
     state.touch(node)
     trace.emit("note", node=node.id, message="input from a person", question=record.question)
     return state
+
+
+def _stopped_by_store(
+    exc: StoreError, end: Callable[..., RunRecord], memo: RunStoreCache, store: RunStore
+) -> RunRecord:
+    """The store failed mid-run (after waiting): wait once more for it, then record the
+    answers it has not taken and the stop (`store_error`); if it is still out, raise,
+    saying where those answers are kept. Either way the run resumes from its last
+    checkpoint and replays every answer it paid for."""
+    store.faults.renew()
+    try:
+        memo.flush()
+        return end("failed", termination="store_error", error=str(exc))
+    except StoreError as again:
+        raise StoreError(
+            exc.store,
+            f"{exc.detail}; the run stopped: resume it when the store is back ({memo.kept_note()})",
+            transient=exc.transient,
+        ) from again
 
 
 def _finish(end: Callable[..., RunRecord], state: SearchState, space: SearchSpace) -> RunRecord:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from guardsearch.core.errors import ConfigError
+from guardsearch.store.faults import FaultPolicy
 
 RunStatus = Literal["created", "running", "paused", "succeeded", "failed", "cancelled"]
 STATUSES: tuple[RunStatus, ...] = (
@@ -124,9 +125,14 @@ class SavedTree:
 
 
 class RunStore(Protocol):
-    """A durable home for runs (SQLite or Postgres); every write is transactional."""
+    """A durable home for runs (SQLite or Postgres); every write is transactional.
+
+    Every operation waits out transient faults under `faults` (store/faults.py) and
+    fails as a StoreError; `url` names the store without any password.
+    """
 
     url: str
+    faults: FaultPolicy
 
     def create_run(
         self,

@@ -1,19 +1,23 @@
 """SqlRunStore: the RunStore written once in SQL that SQLite and Postgres both speak.
 
-Backends supply a connection, a transaction context and the placeholder style; all
-statements here use `?` placeholders, rewritten to `%s` for Postgres.
+Backends supply a connection, a transaction context, the placeholder style and what
+their driver's errors mean; all statements here use `?` placeholders, rewritten to
+`%s` for Postgres. Every public operation runs under the store's `FaultPolicy`
+(store/faults.py): transient faults are waited out for a bounded time, and whatever
+the driver raises reaches callers as a `StoreError`, never as a driver exception.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import socket
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from guardsearch.core.errors import ConfigError
 from guardsearch.jsonl import json_line
@@ -25,6 +29,7 @@ from guardsearch.store.base import (
     SavedTree,
     check_transition,
 )
+from guardsearch.store.faults import Fault, FaultPolicy
 from guardsearch.store.migrations import LATEST, MIGRATIONS
 
 _RUN_COLUMNS = (
@@ -103,13 +108,37 @@ def new_run_id() -> str:
     return f"run-{uuid.uuid4().hex[:12]}"
 
 
+P = ParamSpec("P")
+T = TypeVar("T")
+S = TypeVar("S", bound="SqlRunStore")
+
+
+def guarded(method: Callable[Concatenate[S, P], T]) -> Callable[Concatenate[S, P], T]:
+    """Run a store operation under the store's fault policy (each attempt is the whole
+    operation: a transaction that failed was rolled back, so repeating it is safe)."""
+
+    def run(self: S, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return self.faults.run(lambda: method(self, *args, **kwargs))
+
+    functools.update_wrapper(run, method)
+    return run
+
+
 class SqlRunStore:
     """Shared SQL for the RunStore protocol; subclasses connect and open transactions."""
 
     url: str
     placeholder = "?"
+    faults: FaultPolicy
 
     # -- what a backend supplies -------------------------------------------------------
+
+    def _fault(self, exc: BaseException) -> Fault | None:
+        """What a driver error means (None: `exc` is not one, let it through)."""
+        raise NotImplementedError
+
+    def _recover(self) -> None:
+        """Make the next attempt possible after a transient fault (e.g. reconnect)."""
 
     def _transaction(self) -> AbstractContextManager[Any]:
         """A context manager yielding a cursor; commits on exit, rolls back on error."""
@@ -123,6 +152,7 @@ class SqlRunStore:
         """Serialise concurrent migrators (inside the migration transaction)."""
 
     def _table_exists(self, cur: Any, table: str) -> bool:
+        """Does `table` exist (in this store's schema)?"""
         raise NotImplementedError
 
     def close(self) -> None:
@@ -143,8 +173,18 @@ class SqlRunStore:
 
     # -- schema ------------------------------------------------------------------------
 
+    @guarded
     def migrate(self) -> int:
-        """Apply every migration this database has not seen; returns the version."""
+        """Apply every migration this database has not seen; returns the version.
+
+        An up-to-date store is only read: opening it never waits for another writer.
+        """
+        with self._cursor() as cur:
+            seen = self._table_exists(cur, "schema_migrations")
+            current = self._version(cur) if seen else 0
+        self._check_version(current)
+        if current == LATEST:
+            return current
         with self._transaction() as cur:
             self._lock_for_migration(cur)
             self._exec(
@@ -152,12 +192,8 @@ class SqlRunStore:
                 "CREATE TABLE IF NOT EXISTS schema_migrations ("
                 "version INTEGER PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)",
             )
-            current = self._version(cur)
-            if current > LATEST:
-                raise ConfigError(
-                    f"store {self.url} has schema version {current}, newer than this "
-                    f"guardsearch understands ({LATEST}); upgrade guardsearch"
-                )
+            current = self._version(cur)  # another process may have migrated meanwhile
+            self._check_version(current)
             for version, statements in MIGRATIONS:
                 if version <= current:
                     continue
@@ -170,16 +206,25 @@ class SqlRunStore:
                 )
             return max(current, LATEST)
 
+    def _check_version(self, current: int) -> None:
+        if current > LATEST:
+            raise ConfigError(
+                f"store {self.url} has schema version {current}, newer than this "
+                f"guardsearch understands ({LATEST}); upgrade guardsearch"
+            )
+
     def _version(self, cur: Any) -> int:
         row = self._exec(cur, "SELECT MAX(version) FROM schema_migrations").fetchone()
         return int(row[0]) if row and row[0] is not None else 0
 
+    @guarded
     def schema_version(self) -> int:
         with self._cursor() as cur:
             return self._version(cur)
 
     # -- runs --------------------------------------------------------------------------
 
+    @guarded
     def create_run(
         self,
         *,
@@ -200,6 +245,7 @@ class SqlRunStore:
             )
         return self.get_run(run_id)
 
+    @guarded
     def get_run(self, run_id: str) -> RunRecord:
         with self._cursor() as cur:
             row = self._exec(
@@ -209,6 +255,7 @@ class SqlRunStore:
             raise ConfigError(f"no run {run_id!r} in {self.url}")
         return _record(row)
 
+    @guarded
     def list_runs(self, *, status: str | None = None, limit: int | None = None) -> list[RunRecord]:
         query = f"SELECT {_RUN_COLUMNS} FROM runs"
         params: list[Any] = []
@@ -223,6 +270,7 @@ class SqlRunStore:
             rows = self._exec(cur, query, params).fetchall()
         return [_record(r) for r in rows]
 
+    @guarded
     def transition(
         self,
         run_id: str,
@@ -259,6 +307,7 @@ class SqlRunStore:
             )
         return self.get_run(run_id)
 
+    @guarded
     def claim(
         self,
         run_id: str,
@@ -286,6 +335,7 @@ class SqlRunStore:
             )
         return self.get_run(run_id)
 
+    @guarded
     def cancel(self, run_id: str) -> RunRecord:
         with self._transaction() as cur:
             current, holder, until, _ = self._lock_run(cur, run_id)
@@ -353,6 +403,7 @@ class SqlRunStore:
 
     # -- events ------------------------------------------------------------------------
 
+    @guarded
     def append_events(self, run_id: str, events: list[dict[str, Any]]) -> None:
         if events:
             with self._transaction() as cur:
@@ -389,6 +440,7 @@ class SqlRunStore:
             ],
         )
 
+    @guarded
     def events(self, run_id: str) -> list[dict[str, Any]]:
         with self._cursor() as cur:
             rows = self._exec(
@@ -412,6 +464,7 @@ class SqlRunStore:
 
     # -- frontier and tree -------------------------------------------------------------
 
+    @guarded
     def save_checkpoint(
         self,
         run_id: str,
@@ -501,6 +554,7 @@ class SqlRunStore:
             ).fetchone()
             return bool(flag[0])
 
+    @guarded
     def load_checkpoint(self, run_id: str) -> SavedTree | None:
         with self._cursor() as cur:
             row = self._exec(cur, "SELECT frontier FROM runs WHERE id = ?", (run_id,)).fetchone()
@@ -536,6 +590,7 @@ class SqlRunStore:
 
     # -- the memo of paid calls --------------------------------------------------------
 
+    @guarded
     def recall(self, run_id: str, digest: str) -> dict[str, Any] | None:
         with self._cursor() as cur:
             row = self._exec(
@@ -545,6 +600,7 @@ class SqlRunStore:
             ).fetchone()
         return json.loads(row[0]) if row else None
 
+    @guarded
     def remember(
         self, run_id: str, digest: str, request: dict[str, Any], completion: dict[str, Any]
     ) -> None:
@@ -557,6 +613,7 @@ class SqlRunStore:
                 (run_id, digest, dumps(request), dumps(completion), time.time()),
             )
 
+    @guarded
     def calls(self, run_id: str) -> list[dict[str, Any]]:
         with self._cursor() as cur:
             rows = self._exec(
