@@ -28,6 +28,9 @@ from guardsearch.store.sql import SqlRunStore
 # Primary result codes worth waiting for: BUSY, LOCKED (another writer), READONLY,
 # IOERR, FULL, CANTOPEN, PROTOCOL (a file system that came and went).
 TRANSIENT_CODES = frozenset({5, 6, 8, 10, 13, 14, 15})
+# While opening, only a lock is worth waiting for: nothing is paid yet, and a path
+# SQLite cannot open (a directory, /proc/version) is a configuration error at once.
+OPEN_TRANSIENT_CODES = frozenset({5, 6})
 # How long one attempt waits for a lock; the fault policy repeats attempts.
 BUSY_TIMEOUT = 5.0
 
@@ -74,7 +77,8 @@ class SqliteRunStore(SqlRunStore):
             # SQLite opens lazily: a file that is no database (or cannot be one, like
             # /proc/version) fails here, at the first statement; a lock (switching an
             # old file to WAL) is waited out like any other.
-            self.faults.run(lambda: self._set_up(synchronous.upper()))
+            opening = FaultPolicy(self.url, self._open_fault, self._recover, wait)
+            opening.run(lambda: self._set_up(synchronous.upper()))
         except StoreError as exc:
             self._conn.close()
             if exc.transient:
@@ -93,6 +97,9 @@ class SqliteRunStore(SqlRunStore):
         self._conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
 
     def _check_readable(self) -> None:
+        if not self._has_schema() and not self._has_tables():
+            self._conn.close()
+            raise ConfigError(f"cannot open run store {self.path}: it is not a run store")
         version = self.schema_version() if self._has_schema() else 0
         self._check_version(version)
         if version < LATEST:
@@ -107,6 +114,10 @@ class SqliteRunStore(SqlRunStore):
         with self._cursor() as cur:
             return self._table_exists(cur, "schema_migrations")
 
+    def _has_tables(self) -> bool:
+        row = self._conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        return bool(row and row[0])
+
     @property
     def connection(self) -> sqlite3.Connection:
         return self._conn
@@ -117,6 +128,14 @@ class SqliteRunStore(SqlRunStore):
         code = getattr(exc, "sqlite_errorcode", None)
         transient = isinstance(code, int) and (code & 0xFF) in TRANSIENT_CODES
         return Fault(str(exc) or type(exc).__name__, transient)
+
+    def _open_fault(self, exc: BaseException) -> Fault | None:
+        fault = self._fault(exc)
+        if fault is None:
+            return None
+        code = getattr(exc, "sqlite_errorcode", None)
+        transient = isinstance(code, int) and (code & 0xFF) in OPEN_TRANSIENT_CODES
+        return Fault(fault.detail, transient)
 
     @contextmanager
     def _transaction(self) -> Iterator[Any]:
