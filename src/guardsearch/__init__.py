@@ -29,10 +29,13 @@ from guardsearch.core.events import Event, Trace
 from guardsearch.core.guard_result import Check, GuardResult
 from guardsearch.core.messages import Completion, Message, ModelRequest
 from guardsearch.core.outcome import Outcome, StopReason
+from guardsearch.core.schedule import Schedule
 from guardsearch.core.source import Source
+from guardsearch.core.steering import Steering
 from guardsearch.core.usage import Usage
 from guardsearch.guards.base import FunctionGuard, Guard, guard
 from guardsearch.guards.composite import all_of, any_of, hard, majority, member, weighted
+from guardsearch.guards.diff import make_patch
 from guardsearch.guards.evaluator import Evaluator, RubricItem
 from guardsearch.guards.parse import parse_json
 from guardsearch.guards.regex import RegexGuard
@@ -155,6 +158,10 @@ __all__ = [  # noqa: RUF022
     "hard",
     "member",
     "parse_json",
+    "make_patch",
+    # Steering: how attempts diversify, what the verdicts changed.
+    "Schedule",
+    "Steering",
     # Budgets.
     "Budget",
     "StepBudget",

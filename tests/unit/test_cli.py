@@ -63,7 +63,9 @@ def test_ask_exhausted_retries_exit_1_with_evidence(tmp_path: Path) -> None:
     payload = json.loads(result.stdout)
     assert payload["ok"] is False
     assert payload["attempts"] == 2
-    assert len(payload["feedback"]) == 2
+    # The second answer repeats the first: dropped unjudged (issue 16), so one feedback.
+    assert len(payload["feedback"]) == 1
+    assert payload["steering"]["repeats"] == 1
     assert payload["last_output"] == '{"colours": []}'
 
 

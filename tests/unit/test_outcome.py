@@ -9,7 +9,8 @@ from guardsearch import Usage
 from guardsearch.core.events import Trace
 from guardsearch.core.outcome import CORE_STOP_REASONS, Outcome
 
-SHARED = ["succeeded", "stop_reason", "run_id", "usage", "seconds"]
+# "steering" (issue 16): repeats, repairs and prevented failures, shared by every family.
+SHARED = ["succeeded", "stop_reason", "run_id", "usage", "seconds", "steering"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -37,9 +38,16 @@ def test_as_dict_writes_the_shared_fields_then_the_familys() -> None:
         "run_id": "abcd",
         "usage": usage.as_dict(),
         "seconds": 1.235,
+        "steering": {
+            "outputs": 0,
+            "repeats": 0,
+            "repeat_share": 0.0,
+            "repairs": 0,
+            "prevented": 0,
+        },
         "items": 3,
     }
-    assert list(outcome.as_dict())[:5] == SHARED
+    assert list(outcome.as_dict())[:6] == SHARED
 
 
 def test_the_core_stop_reasons_name_what_any_run_can_run_into() -> None:

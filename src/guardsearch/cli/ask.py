@@ -68,7 +68,11 @@ def ask(
     try:
         outcome = asyncio.run(run_step(step, Context(objective=prompt), metered))
         result.update(
-            ok=True, value=outcome.value, attempts=outcome.attempts, feedback=list(outcome.feedback)
+            ok=True,
+            value=outcome.value,
+            attempts=outcome.attempts,
+            feedback=list(outcome.feedback),
+            steering=outcome.steering.as_dict(),
         )
     except StepFailed as exc:
         code = 1
@@ -77,6 +81,7 @@ def ask(
             value=None,
             attempts=exc.attempts,
             feedback=exc.feedback,
+            steering=exc.steering.as_dict(),
             error=str(exc),
             last_output=exc.last_artifact.text if exc.last_artifact else None,
         )

@@ -4,7 +4,8 @@ It pins the primary objective (always rendered first), carries prior artifacts a
 constraints, and keeps two feedback channels apart (seed 000 §6.1):
 
 - `feedback`: the retry channel, "your previous output for *this* step was rejected
-  because ...";
+  because ..."; with it, `tried`: the outputs already judged at this step (each with
+  its verdict), so a retry can be told what not to answer again (issue 16);
 - `failures`: the backtrack channel, "a *later* step failed because of what this
   step produced ...", kept in a bounded window of the most recent N with older ones
   folded into a short summary (seed 000 §9.4).
@@ -18,6 +19,8 @@ from guardsearch.core.digest import stable_digest
 from guardsearch.core.errors import ConfigError
 
 DEFAULT_WINDOW = 3
+TRIED_WINDOW = 5  # outputs already judged at this step that a retry prompt lists
+_TRIED_CHARS = 160
 _SUMMARY_CHARS = 600
 _LINE_CHARS = 120
 
@@ -40,6 +43,7 @@ class Context:
     dropped_failures: int = 0
     window: int = DEFAULT_WINDOW
     inputs: tuple[tuple[str, str], ...] = field(default=())
+    tried: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if not self.objective.strip():
@@ -55,8 +59,13 @@ class Context:
         feedback: str | None = None,
         failure: str | None = None,
         human_input: tuple[str, str] | None = None,
+        tried: tuple[str, str] | None = None,
     ) -> Context:
-        """Return a new Context with the given additions (self is untouched)."""
+        """Return a new Context with the given additions (self is untouched).
+
+        `tried` is (output, verdict) for an output already judged at this step: the
+        retry channel lists the last `TRIED_WINDOW` of them (an output already listed
+        moves to the end)."""
         ctx = self
         if artifact is not None:
             ctx = replace(ctx, artifacts=(*ctx.artifacts, artifact))
@@ -68,6 +77,10 @@ class Context:
             ctx = ctx._with_failure(failure)
         if human_input is not None:
             ctx = replace(ctx, inputs=(*ctx.inputs, human_input))
+        if tried is not None and tried[0].strip():
+            shown = (_one_line(tried[0], _TRIED_CHARS), _one_line(tried[1], _TRIED_CHARS))
+            kept = tuple(t for t in ctx.tried if t[0] != shown[0])
+            ctx = replace(ctx, tried=(*kept, shown)[-TRIED_WINDOW:])
         return ctx
 
     def _with_failure(self, failure: str) -> Context:
@@ -89,7 +102,7 @@ class Context:
 
     def for_next_step(self) -> Context:
         """The context a following step starts from: the retry channel is per step."""
-        return replace(self, feedback=())
+        return replace(self, feedback=(), tried=())
 
     def without_failures(self) -> Context:
         return replace(self, failures=(), older_failures="", dropped_failures=0)
@@ -122,10 +135,16 @@ class Context:
             block += list(self.failures)
             block.append("Produce a different output that avoids these failure modes.")
             parts.append("\n\n".join(block))
+        tried = [f"- {out}" + (f" -> {why}" if why else "") for out, why in self.tried]
         if self.feedback:
+            lines = ["## Your previous output for this step was rejected"]
+            lines += [f"- attempt {i + 1}: {f}" for i, f in enumerate(self.feedback)]
+            if tried:
+                lines += ["Already answered at this step (give a different answer):", *tried]
+            lines.append("Fix these problems in your next answer.")
+            parts.append("\n".join(lines))
+        elif tried:  # e.g. a node regenerated after a backtrack: nothing was rejected here
             parts.append(
-                "## Your previous output for this step was rejected\n"
-                + "\n".join(f"- attempt {i + 1}: {f}" for i, f in enumerate(self.feedback))
-                + "\nFix these problems in your next answer."
+                "## Already answered at this step (give a different answer)\n" + "\n".join(tried)
             )
         return "\n\n".join(parts)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from guardsearch.core.steering import Steering
+
 if TYPE_CHECKING:
     from guardsearch.core.artifact import Artifact
     from guardsearch.core.usage import Usage
@@ -87,6 +89,7 @@ class StepFailed(RunError):
         feedback: list[str],
         usage: Usage,
         fatal: bool = False,
+        steering: Steering | None = None,
     ) -> None:
         why = "fatal guard failure" if fatal else f"no passing output after {attempts} attempt(s)"
         last = feedback[-1] if feedback else "no feedback"
@@ -97,6 +100,7 @@ class StepFailed(RunError):
         self.feedback = feedback
         self.usage = usage
         self.fatal = fatal
+        self.steering = steering or Steering()
 
     def evidence(self) -> dict[str, Any]:
         """A JSON-ready summary of what happened."""
@@ -107,4 +111,5 @@ class StepFailed(RunError):
             "feedback": list(self.feedback),
             "last_output": self.last_artifact.text if self.last_artifact else None,
             "usage": self.usage.as_dict(),
+            "steering": self.steering.as_dict(),
         }

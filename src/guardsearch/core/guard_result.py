@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,9 +51,25 @@ class GuardResult:
 
     @classmethod
     def fail(
-        cls, feedback: str, guard: str = "", *, score: float | None = 0.0, fatal: bool = False
+        cls,
+        feedback: str,
+        guard: str = "",
+        *,
+        score: float | None = 0.0,
+        fatal: bool = False,
+        patch: Sequence[Mapping[str, Any]] | None = None,
     ) -> GuardResult:
-        return cls(passed=False, feedback=feedback, score=score, guard=guard, fatal=fatal)
+        """A failing verdict; `patch` (RFC 6902 operations) is the fix, when the guard
+        knows it: steps and searches apply it and accept the result without a model
+        call if the guards then pass (a repair)."""
+        return cls(
+            passed=False,
+            feedback=feedback,
+            score=score,
+            guard=guard,
+            fatal=fatal,
+            patch=tuple(dict(op) for op in patch) if patch is not None else None,
+        )
 
     def as_dict(self) -> dict[str, Any]:
         return {

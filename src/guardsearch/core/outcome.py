@@ -24,6 +24,7 @@ from guardsearch.core.errors import (
     StoreError,
 )
 from guardsearch.core.events import Trace
+from guardsearch.core.steering import Steering
 from guardsearch.core.usage import Usage
 
 StopReason = Literal[
@@ -57,6 +58,12 @@ class Outcome:
     run_id: str
     trace: Trace = field(repr=False, compare=False)
 
+    @property
+    def steering(self) -> Steering:
+        """How the guards' feedback steered the run: outputs, repeats, repairs and
+        failures prevented by constraints (core/steering.py), from its trace."""
+        return Steering.from_events(self.trace.events)
+
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready summary: the shared fields, then the family's (`details`)."""
         return {
@@ -65,6 +72,7 @@ class Outcome:
             "run_id": self.run_id,
             "usage": self.usage.as_dict(),
             "seconds": round(self.seconds, 3),
+            "steering": self.steering.as_dict(),
             **self.details(),
         }
 

@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from guardsearch.core.steering import Steering
 from guardsearch.experiments.trial import TrialResult
 
 Z95 = 1.959963984540054
@@ -128,6 +129,7 @@ def summarize(results: Sequence[TrialResult]) -> dict[str, Any]:
         "backtrack_depths": {str(d): depths[d] for d in sorted(depths)},
         "terminations": dict(sorted(Counter(r.termination for r in results).items())),
         "calls": sorted(calls),
+        "steering": sum((Steering.from_dict(r.steering) for r in results), Steering()).as_dict(),
         "prefix_reuse": {
             "prompt_tokens": prompt,
             "cached_prompt_tokens": cached,

@@ -188,6 +188,24 @@ def markdown(card: Mapping[str, Any], *, notes: str | None = None) -> str:
             f"| {label} | {p['prompt_tokens']:,} | {p['cached_prompt_tokens']:,} | "
             f"{p['evaluated_prompt_tokens']:,} | {_pct(p['reused_share'])} |"
         )
+    steered = {k: m["steering"] for k, m in card["methods"].items() if m.get("steering")}
+    if any(v.get("outputs") for v in steered.values()):
+        lines += [
+            "",
+            "## Steering (repeats, repairs, failures prevented)",
+            "",
+            "Outputs the guards judged or dropped; repeats of an output already judged at the "
+            "same node (dropped unjudged); repairs a guard's patch made pass without a call; "
+            "outputs decoded under a guard's constraint by a backend that enforces it.",
+            "",
+            "| method | outputs | repeats (share) | repairs | prevented |",
+            "|---|---|---|---|---|",
+        ]
+        for label, v in steered.items():
+            lines.append(
+                f"| {label} | {v['outputs']:,} | {v['repeats']:,} ({_pct(v['repeat_share'])}) "
+                f"| {v['repairs']:,} | {v['prevented']:,} |"
+            )
     lines += [
         "",
         "## Backtracks",

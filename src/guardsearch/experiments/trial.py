@@ -16,6 +16,7 @@ from typing import Any
 from guardsearch.core.budget import Budget
 from guardsearch.core.errors import BudgetExceeded
 from guardsearch.core.events import Trace
+from guardsearch.core.steering import Steering
 from guardsearch.experiments.suite import MethodSpec, Problem, resolve_suite
 from guardsearch.models.base import Model
 from guardsearch.models.metered import Metered
@@ -124,6 +125,9 @@ class TrialResult:
     # fingerprints existed (the out directory's manifest then says what they ran with).
     fingerprint: str | None = None
     config: dict[str, Any] | None = None
+    # How feedback steered the trial (core/steering.py, from its trace): outputs,
+    # repeats, repeat_share, repairs, prevented. Empty in trials stored before it.
+    steering: dict[str, Any] = field(default_factory=dict)
 
     @property
     def tokens(self) -> int:
@@ -180,6 +184,7 @@ async def run_trial(spec: TrialSpec) -> tuple[TrialResult, list[dict[str, Any]]]
         detail=extra,
         fingerprint=spec.fingerprint,
         config=spec.config,
+        steering=Steering.from_events(metered.trace.events).as_dict(),
     )
     return result, [e.as_dict() for e in metered.trace.events]
 

@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from guardsearch.core.steering import Steering
 from guardsearch.experiments.trial import TrialResult
 
 Features = Callable[[Mapping[str, Any]], Mapping[str, float]]
@@ -134,9 +135,12 @@ def proposer_yield(results: Sequence[TrialResult], events_of: Events) -> dict[st
     """Candidates offered vs dropped as repeats, and the searches that ran dry: ended
     `all_pruned` (nothing left to expand) with calls left under their budget."""
     candidates = repeats = 0
+    steered = Steering()
     dry: list[int] = []
     for r in results:
-        for event in events_of(r):
+        events = events_of(r)
+        steered = steered + Steering.from_events(events)
+        for event in events:
             data = event.get("data") or {}
             if event.get("kind") == "expansion" and data.get("phase") == "end":
                 dropped = int(data.get("dropped") or 0)
@@ -148,6 +152,8 @@ def proposer_yield(results: Sequence[TrialResult], events_of: Events) -> dict[st
         "candidates": candidates,
         "repeats": repeats,
         "repeat_share": round(repeats / candidates, 4) if candidates else 0.0,
+        "repairs": steered.repairs,
+        "prevented": steered.prevented,
         "failed": sum(not r.succeeded for r in results),
         "ran_dry": len(dry),
         "ran_dry_calls_left": sorted(dry),
@@ -225,7 +231,8 @@ def tuning_markdown(report: Mapping[str, Any], title: str = "Heuristic tuning") 
             f"- **the proposer**: {y['candidates']} candidates offered, {y['repeats']} "
             f"({100 * y['repeat_share']:.0f}%) dropped as repeats; {y['ran_dry']} of "
             f"{y['failed']} failed searches ran dry (`all_pruned` with calls left: "
-            f"{', '.join(map(str, left)) or 'none'})"
+            f"{', '.join(map(str, left)) or 'none'}); {y.get('repairs', 0)} repairs "
+            f"accepted, {y.get('prevented', 0)} failures prevented by constraints"
         )
     lines += [
         "",

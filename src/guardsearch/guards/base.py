@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from guardsearch.core.artifact import Artifact
 from guardsearch.core.context import Context
@@ -51,10 +51,15 @@ class FunctionGuard:
     The function returns True/None (pass), False (fail), a string (fail with that
     feedback) or a full GuardResult. An exception inside it becomes failing feedback,
     because a guard that crashes on odd input must not crash the run.
+
+    `constraint` is the part of the rule that is a shape (a JSON Schema fragment, or a
+    function of the context returning one): a guarded step with a schema compiles it
+    into its request (guards/constraints.py), and the function still checks it.
     """
 
     fn: GuardFn
     name: str = ""
+    constraint: Mapping[str, Any] | Callable[[Context], Mapping[str, Any] | None] | None = None
     _full: bool = field(init=False, repr=False, default=False)
 
     def __post_init__(self) -> None:
@@ -81,12 +86,16 @@ class FunctionGuard:
 
 
 def guard(
-    fn: GuardFn | None = None, *, name: str = ""
+    fn: GuardFn | None = None,
+    *,
+    name: str = "",
+    constraint: Mapping[str, Any] | Callable[[Context], Mapping[str, Any] | None] | None = None,
 ) -> FunctionGuard | Callable[[GuardFn], FunctionGuard]:
-    """Decorator: turn a function into a Guard (`@guard` or `@guard(name="...")`)."""
+    """Decorator: turn a function into a Guard (`@guard`, `@guard(name="...")`, or
+    `@guard(constraint={...})` to declare the shape part of its rule)."""
     if fn is None:
-        return lambda f: FunctionGuard(f, name)
-    return FunctionGuard(fn, name)
+        return lambda f: FunctionGuard(f, name, constraint)
+    return FunctionGuard(fn, name, constraint)
 
 
 def as_guard(value: Guard | GuardFn) -> Guard:

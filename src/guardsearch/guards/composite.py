@@ -112,7 +112,12 @@ class Composite:
         if passed and self.mode != "all":
             fatal = False
         if not passed and not feedback:
-            feedback = f"{self.name}: score {score:.2f} below threshold {self.threshold:.2f}"
+            low = sorted(results, key=lambda mr: _score(mr[1]))[:2]
+            weakest = ", ".join(f"{m.name} ({_score(r):.2f})" for m, r in low)
+            feedback = (
+                f"{self.name}: score {score:.2f} below threshold {self.threshold:.2f}; "
+                f"improve what scored lowest: {weakest}"
+            )
         return GuardResult(
             passed=passed,
             feedback=feedback,

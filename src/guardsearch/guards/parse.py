@@ -35,7 +35,7 @@ def parse_json(text: str) -> Any:
         raise ParseError(f"output is too long to parse ({len(text)} chars)")
     stripped = text.strip()
     if not stripped:
-        raise ParseError("not parseable as JSON: output is empty")
+        raise ParseError(f"not parseable as JSON: output is empty; {JSON_FIX}")
     try:
         return json.loads(stripped)
     except (ValueError, RecursionError) as first:
@@ -54,4 +54,8 @@ def parse_json(text: str) -> Any:
         except (ValueError, RecursionError):
             continue
     detail = str(error) if isinstance(error, ValueError) else "nesting too deep"
-    raise ParseError(f"not parseable as JSON: {detail}")
+    raise ParseError(f"not parseable as JSON: {detail}; {JSON_FIX}")
+
+
+# What the model should change (issue 16: feedback names the fix).
+JSON_FIX = "answer with one JSON value only, no prose or code fences around it"

@@ -52,12 +52,63 @@ def _where(path: Any) -> str:
     return "/".join(parts) if parts else "(root)"
 
 
+_TYPE_WORDS = {
+    "integer": "a whole number",
+    "number": "a number",
+    "string": "a string in quotes",
+    "boolean": "true or false",
+    "array": "a list [...]",
+    "object": "an object {...}",
+    "null": "null",
+}
+
+
+def fix_hint(err: jsonschema.ValidationError) -> str:
+    """The change that removes one violation, in words a model can act on (issue 16:
+    feedback names the fix, not only the failure); "" when there is no simple one."""
+    want: Any = err.validator_value
+    kind = err.validator
+    if kind == "required":
+        missing = [
+            name for name in want if isinstance(err.instance, dict) and name not in err.instance
+        ]
+        return f" (add {', '.join(repr(m) for m in missing)})" if missing else ""
+    if kind == "type":
+        types = [want] if isinstance(want, str) else list(want)
+        return " (write " + " or ".join(_TYPE_WORDS.get(t, t) for t in types) + ")"
+    if kind == "enum":
+        shown = ", ".join(json.dumps(v) for v in list(want)[:12])
+        more = ", ..." if len(want) > 12 else ""
+        return f" (use one of: {shown}{more})"
+    if kind == "const":
+        return f" (write exactly {json.dumps(want)})"
+    if kind == "additionalProperties" and isinstance(err.instance, dict):
+        allowed = err.schema.get("properties", {}) if isinstance(err.schema, dict) else {}
+        extra = [k for k in err.instance if k not in allowed]
+        return f" (remove {', '.join(repr(k) for k in extra)})" if extra else ""
+    bounds = {
+        "minItems": "give at least {} item(s)",
+        "maxItems": "give at most {} item(s)",
+        "minLength": "write at least {} character(s)",
+        "maxLength": "write at most {} character(s)",
+        "minimum": "give a value of at least {}",
+        "maximum": "give a value of at most {}",
+        "exclusiveMinimum": "give a value above {}",
+        "exclusiveMaximum": "give a value below {}",
+        "pattern": "write a value matching {}",
+    }
+    if kind in bounds:
+        return " (" + bounds[kind].format(json.dumps(want) if kind == "pattern" else want) + ")"
+    return ""
+
+
 @dataclass
 class SchemaGuard:
     """Checks the artifact's value (parsing its text as JSON if needed) against a schema.
 
-    Feedback names each violation with its location, e.g.
-    "missing required field 'colours'" or "at colours: [] is too short".
+    Feedback names each violation with its location and the fix, e.g.
+    "missing required field: 'colours' is a required property (add 'colours')" or
+    "at colours: [] is too short (give at least 1 item(s))".
     """
 
     schema: SchemaLike
@@ -91,8 +142,9 @@ class SchemaGuard:
         msgs = []
         for err in errors[:_MAX_ERRORS]:
             if err.validator == "required":
-                msgs.append(f"missing required field: {err.message}")
+                msgs.append(f"missing required field: {err.message}{fix_hint(err)}")
             else:
-                msgs.append(f"at {_where(err.absolute_path)}: {err.message[:200]}")
+                where = _where(err.absolute_path)
+                msgs.append(f"at {where}: {err.message[:200]}{fix_hint(err)}")
         more = f" (+{len(errors) - _MAX_ERRORS} more)" if len(errors) > _MAX_ERRORS else ""
         return GuardResult.fail("schema violation: " + "; ".join(msgs) + more, self.name)

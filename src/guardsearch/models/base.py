@@ -62,12 +62,20 @@ def estimate_prompt_tokens(model: Model, request: ModelRequest) -> int:
     return bound_prompt_tokens(request)
 
 
+def enforces_schema(model: Model) -> bool:
+    """Does `model` decode under a request's `json_schema` (llama.cpp's grammar, a server
+    honouring `response_format`), so an output cannot break it? A backend says so with
+    `constrained_decoding = True`; wrappers pass it through."""
+    return bool(getattr(model, "constrained_decoding", False))
+
+
 @dataclass
 class WrapperModel:
     """A model that adds behaviour around `inner` (budgets: `Metered`; caches: `CachedModel`).
 
-    It passes through what describes the inner model: its name, its prices and its
-    token counts (exact when the inner model counts tokens, else the byte bound, as
+    It passes through what describes the inner model: its name, its prices, whether it
+    decodes under a JSON Schema (`constrained_decoding`) and its token counts (exact
+    when the inner model counts tokens, else the byte bound, as
     `estimate_prompt_tokens` gives for the inner model itself). `complete` asks the
     inner model; subclasses override it to add their behaviour around that call.
     """
@@ -85,6 +93,10 @@ class WrapperModel:
     @property
     def price_completion_per_mtok(self) -> float:
         return float(getattr(self.inner, "price_completion_per_mtok", 0.0) or 0.0)
+
+    @property
+    def constrained_decoding(self) -> bool:
+        return enforces_schema(self.inner)
 
     def count_tokens(self, request: ModelRequest) -> int:
         return estimate_prompt_tokens(self.inner, request)

@@ -147,6 +147,8 @@ def schema_to_gbnf(
 class LlamaCppModel:
     """A local GGUF model run by llama.cpp; implements `Model` and `TokenCounter`."""
 
+    constrained_decoding = True  # json_schema becomes a GBNF grammar
+
     def __init__(
         self,
         path: str | os.PathLike[str],

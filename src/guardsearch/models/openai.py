@@ -49,6 +49,9 @@ class OpenAIModel:
     price_prompt_per_mtok: float = 0.0
     price_completion_per_mtok: float = 0.0
     transport: httpx.AsyncBaseTransport | None = None
+    # response_format json_schema: servers that honour it (vLLM, llama.cpp's server) decode
+    # under the schema; set False for one that ignores it.
+    constrained_decoding: bool = True
 
     @property
     def name(self) -> str:

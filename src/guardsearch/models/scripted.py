@@ -32,6 +32,9 @@ class ScriptedModel:
     repeat_last: bool = False
     latency_s: float = 0.0
     requests: list[ModelRequest] = field(default_factory=list)
+    # Tests set it to act as a backend that decodes under json_schema (the script must
+    # then keep to the schema: nothing here enforces it).
+    constrained_decoding: bool = False
 
     def __post_init__(self) -> None:
         if callable(self.script):

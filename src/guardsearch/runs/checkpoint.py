@@ -160,6 +160,7 @@ class Checkpointer:
             "goal": state.goal,
             "best": state.best,
             "root": state.tree.root_id,
+            "steering": dict(state.steering),
         }
         rows = CheckpointRows(
             frontier=frontier,

@@ -32,6 +32,7 @@ from typing import Any, cast
 
 from guardsearch.core.errors import ConfigError, GuardsearchError, StoreError
 from guardsearch.core.events import Event, Trace
+from guardsearch.core.steering import Steering
 from guardsearch.models.base import Model
 from guardsearch.models.cache import CachedModel
 from guardsearch.models.spec import model_from_spec
@@ -152,6 +153,7 @@ def summarize(state: SearchState, space: SearchSpace) -> dict[str, Any]:
         "tokens": state.usage.total_tokens,
         "expansions": state.expansions,
         "nodes": len(tree),
+        "steering": Steering.from_dict(state.steering).as_dict(),
         # Node isolation: only the winning path's context is merged back.
         "context": context_to_dict(last.context),
     }

@@ -7,14 +7,19 @@
    reserve -> execute -> reconcile through `Metered`.
 2. **Goal pinning**: prompts are rendered from the node's Context, whose first line
    is always "Primary objective: ..." (proposer and model-backed evaluators alike).
-3. **Determinism**: temperature 0 unless asked; sample i of an expansion uses seed
-   `seed + i`, so diversity comes from explicit seeds and every run replays.
+3. **Determinism and diversity**: expansion k of a node samples by the `Schedule`
+   (default: temperature 0, then 0.7, then 1.0, each with fresh seeds); sample i of
+   an expansion uses seed `seed + offset + i`, so diversity comes from explicit seeds
+   and every run replays. A re-expansion's prompt lists what the node's earlier
+   children were (the retry channel), and where one enum decides a whole output
+   (`proposal_is_output` spaces) the values already judged are excluded from it.
 4. **Dedup**: each candidate's state key is looked up in the closed set; a duplicate
-   is dropped before any evaluation (no model call) with a `candidate_dropped` event.
+   is dropped before any evaluation (no model call) with a `candidate_dropped` event
+   and counted as a repeat (`SearchState.steering`).
 5. **Pre-filter**: unparseable candidates and the space's cheap objective checks are
    settled before any model-backed evaluation; a failed hard check gives h = inf.
 6. **Repair**: a failed verdict that carries a JSON Patch is applied and re-judged
-   instead of regenerating; the repair is kept only if it passes.
+   instead of regenerating; the repair is kept only if it passes (and counted).
 7. **Path summary**: a child's context keeps earlier results under a token cap.
 8. **Events**: every expansion, verdict, drop and repair is an Event in the trace.
 
@@ -33,16 +38,20 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from guardsearch.core.context import Context
-from guardsearch.core.errors import BudgetExceeded, ConfigError
+from guardsearch.core.errors import BudgetExceeded, ConfigError, ParseError
 from guardsearch.core.events import Trace
 from guardsearch.core.guard_result import GuardResult
 from guardsearch.core.messages import Completion, ModelRequest
+from guardsearch.core.schedule import DEFAULT_SCHEDULE, Schedule
 from guardsearch.core.usage import Usage
+from guardsearch.guards.constraints import constraint_names, exclude_values, satisfies
 from guardsearch.guards.diff import apply_patch
+from guardsearch.guards.parse import parse_json
+from guardsearch.models.base import enforces_schema
 from guardsearch.models.metered import Metered
 from guardsearch.search.node import INF, Node, NodeStatus, SearchTree
 from guardsearch.search.space import Proposal, SearchSpace
@@ -65,8 +74,11 @@ class EngineOptions:
     summarizer: Summarizer | None = None
     max_expansions: int | None = None
     should_stop: StopSignal | None = None
+    schedule: Schedule | str | list[float] | None = None
 
     def __post_init__(self) -> None:
+        if self.schedule is not None:
+            object.__setattr__(self, "schedule", Schedule.of(self.schedule))
         if self.samples < 1:
             raise ConfigError(f"samples must be >= 1, got {self.samples}")
         if (
@@ -130,6 +142,10 @@ class Engine:
         self._prefetched: dict[tuple[str, str], asyncio.Task[Completion]] = {}
         self._queued = 0  # prefetched calls still waiting for a slot (nothing reserved yet)
         self._started: set[asyncio.Task[Any]] = set()  # prefetched calls under way
+        # Candidates of the expansion under way that a repair made pass, and those
+        # decoded under guard constraints a backend enforced (counted at the commit).
+        self._repaired: set[str] = set()
+        self._constrained: set[str] = set()
 
     @property
     def trace(self) -> Trace:
@@ -162,12 +178,85 @@ class Engine:
         node.context = node.context.amend(failure=failure)
         self.state.touch(node)
 
-    def generation_context(self, node: Node) -> Context:
-        """The context `node`'s children are generated from: its own + its retry feedback."""
+    def generation_context(self, node: Node, *, independent: bool = False) -> Context:
+        """The context `node`'s children are generated from: its own, its retry feedback
+        and (the same channel) what its earlier children were, with their verdicts;
+        for an `independent` sample (a consensus candidate), without those."""
         ctx = node.context
         for text in node.feedback:
             ctx = ctx.amend(feedback=text)
+        if independent:
+            return ctx
+        for child in self.state.tree.children(node.id):
+            if child.verdict is None:
+                continue
+            if child.viable:
+                why = "accepted"
+            elif child.verdict.feedback in ctx.feedback:
+                why = "rejected, as above"  # its feedback is in the list already
+            else:
+                why = f"rejected: {child.verdict.feedback}"
+            ctx = ctx.amend(tried=(child.text, why))
         return ctx
+
+    def schedule_for(self, node: Node) -> Schedule:
+        """The schedule of `node`'s expansions: the search's `schedule` option, else the
+        space's for that level (a `StepSpace` level: its step's), else the default."""
+        if isinstance(self.options.schedule, Schedule):
+            return self.options.schedule
+        own = getattr(self.space, "schedule", None)
+        found = own(node.depth) if callable(own) else None
+        return found if isinstance(found, Schedule) else DEFAULT_SCHEDULE
+
+    def sampling(
+        self,
+        node: Node,
+        seed_offset: int | None = None,
+        temperature: float | None = None,
+        seed_shift: int = 0,
+    ) -> tuple[int, float]:
+        """(first seed offset, temperature) of `node`'s next expansion: by the schedule
+        for expansion `node.expansions + 1`, unless the strategy fixes either."""
+        schedule = self.schedule_for(node)
+        attempt = node.expansions + 1
+        if seed_offset is None:
+            seed_offset = schedule.seed_offset(attempt) * self.options.samples + seed_shift
+        if temperature is None:
+            temperature = schedule.temperature(attempt, self.options.temperature)
+        return seed_offset, temperature
+
+    def count(self, **counts: int) -> None:
+        """Add to the search's steering counts (outputs, repeats, repairs, prevented)."""
+        for name, n in counts.items():
+            self.state.steering[name] = self.state.steering.get(name, 0) + n
+
+    def _request(
+        self, node: Node, ctx: Context, *, seed: int, temperature: float, independent: bool
+    ) -> ModelRequest:
+        """The space's proposer request; for a space whose one proposal is the whole
+        output, the values its children already had are excluded from a deciding enum."""
+        request = self.space.request(node, ctx, seed=seed, temperature=temperature)
+        if (
+            independent
+            or request.json_schema is None
+            or not getattr(self.space, "proposal_is_output", False)
+        ):
+            return request
+        tried = [c.value for c in self.state.tree.children(node.id) if c.value is not None]
+        narrowed = exclude_values(request.json_schema, tried) if tried else None
+        return replace(request, json_schema=narrowed) if narrowed is not None else request
+
+    def _prevented(self, request: ModelRequest, completion: Completion) -> bool:
+        """Was this output decoded under guard constraints by a backend that enforces
+        them (and kept them): a failure the constraint took away?"""
+        schema = request.json_schema
+        if schema is None or not constraint_names(schema) or not enforces_schema(self.metered):
+            return False
+        try:
+            value = parse_json(completion.text)
+        except ParseError:
+            return False
+        return satisfies(value, schema)
 
     def viable_children(self, node: Node) -> list[Node]:
         """Children that passed their guard and are not yet used up, best first."""
@@ -188,7 +277,9 @@ class Engine:
         if repeats:
             shown = "; ".join(n.preview(60) for n in repeats[:3])
             return GuardResult.fail(
-                f"no new candidates: every proposal repeats an earlier one ({shown})", "dedup"
+                f"no new candidates: every proposal repeats an earlier one ({shown}); "
+                "propose something not listed as already answered",
+                "dedup",
             )
         return GuardResult.fail("no candidates: the answer held nothing usable", "parse")
 
@@ -225,14 +316,19 @@ class Engine:
         return max(1, -(-self.options.concurrency // self.options.samples))
 
     def _requests(
-        self, node: Node, seed_offset: int, temperature: float | None
+        self,
+        node: Node,
+        seed_offset: int | None,
+        temperature: float | None,
+        seed_shift: int = 0,
+        independent: bool = False,
     ) -> list[tuple[int, ModelRequest]]:
         """The proposer requests of `node`'s next expansion, with their seeds."""
-        heat = self.options.temperature if temperature is None else temperature
-        ctx = self.generation_context(node)
-        first = self.options.seed + seed_offset
+        offset, heat = self.sampling(node, seed_offset, temperature, seed_shift)
+        ctx = self.generation_context(node, independent=independent)
+        first = self.options.seed + offset
         return [
-            (seed, self.space.request(node, ctx, seed=seed, temperature=heat))
+            (seed, self._request(node, ctx, seed=seed, temperature=heat, independent=independent))
             for seed in range(first, first + self.options.samples)
         ]
 
@@ -258,7 +354,12 @@ class Engine:
                 self._started.discard(task)
 
     def prefetch(
-        self, node: Node, *, seed_offset: int = 0, temperature: float | None = None
+        self,
+        node: Node,
+        *,
+        seed_offset: int | None = None,
+        temperature: float | None = None,
+        independent: bool = False,
     ) -> bool:
         """Start the proposer calls of `node`'s next expansion now (concurrency > 1 only).
 
@@ -279,7 +380,7 @@ class Engine:
         if limit is not None and self.state.expansions + ahead >= limit:
             return False
         todo: dict[tuple[str, str], ModelRequest] = {}
-        for _, request in self._requests(node, seed_offset, temperature):
+        for _, request in self._requests(node, seed_offset, temperature, independent=independent):
             key = (node.id, request.digest())
             if key not in self._prefetched:
                 todo.setdefault(key, request)  # a request twice is prefetched once
@@ -335,26 +436,36 @@ class Engine:
     # -- the expansion ------------------------------------------------------------------
 
     async def expand(
-        self, node: Node, *, seed_offset: int = 0, temperature: float | None = None
+        self,
+        node: Node,
+        *,
+        seed_offset: int | None = None,
+        temperature: float | None = None,
+        seed_shift: int = 0,
+        independent: bool = False,
     ) -> Expansion:
         """Ask the proposer for `node`'s children (`samples` calls) and judge each once.
 
-        Sample i uses seed `seed + seed_offset + i` (consensus gives each candidate its
-        own offset, so diversity comes only from explicit seeds). `temperature`
-        overrides the search's for this expansion only (dfs: `duplicate_temperature`).
+        By default expansion k of a node samples by the schedule (`sampling`): seeds
+        `seed + (k-1) x samples + i` and the schedule's temperature for k. A strategy
+        may fix either: `seed_offset` (consensus gives each candidate its own) or
+        `temperature` (astar: `reexpand_temperature`, dfs: `duplicate_temperature`);
+        `seed_shift` moves the scheduled seeds further (dfs, after a repeat-only try).
+        An `independent` expansion (a consensus candidate) is a fresh sample, not a
+        retry: its prompt does not list the node's earlier children.
         With `concurrency > 1` the calls (and then the judging) run concurrently; the
         tree is the same as the sequential run's.
         """
-        requests: list[tuple[int, ModelRequest]] | None = None
+        self._repaired.clear()
+        self._constrained.clear()
+        requests = self._requests(node, seed_offset, temperature, seed_shift, independent)
         if self.options.concurrency > 1:
-            requests = self._requests(node, seed_offset, temperature)
             ready = {(node.id, r.digest()) for _, r in requests} & self._prefetched.keys()
             self.reserve_expansion(len(requests) - len(ready))
         else:
             self.reserve_expansion()
         self.state.expanding = node.id  # a pause or crash mid-expansion names it
         level = self.space.level(node.depth)
-        ctx = self.generation_context(node)
         attempt = node.expansions + 1
         self.trace.emit(
             "expansion",
@@ -364,21 +475,23 @@ class Engine:
             depth=node.depth,
             attempt=attempt,
             feedback=len(node.feedback),
+            seed=requests[0][0],
+            temperature=requests[0][1].temperature,
         )
         out = Expansion(node=node.id)
         # Closed-set entries of this expansion, kept only if it completes.
         staged: dict[str, str] = {}
-        if requests is not None:
+        if self.options.concurrency > 1:
             await self._expand_concurrently(node, requests, out, staged, attempt=attempt)
         else:
-            for i in range(self.options.samples):
-                seed = self.options.seed + seed_offset + i
-                heat = self.options.temperature if temperature is None else temperature
-                request = self.space.request(node, ctx, seed=seed, temperature=heat)
+            for seed, request in requests:
                 completion = await self.metered.complete(request, step=level, node=node.id)
                 out.calls += 1
+                prevented = self._prevented(request, completion)
                 for proposal in self.space.parse(node, completion.text):
-                    child = await self._admit(node, proposal, staged, seed=seed, attempt=attempt)
+                    child = await self._admit(
+                        node, proposal, staged, seed=seed, attempt=attempt, prevented=prevented
+                    )
                     if isinstance(child, Node):
                         out.children.append(child)
                     else:
@@ -394,6 +507,14 @@ class Engine:
             node.status = "expanded"
         self.state.touch(node)
         self.state.expansions += 1
+        self.count(
+            outputs=len(out.children) + len(out.duplicates),
+            repeats=len(out.duplicates),
+            repairs=sum(1 for c in out.children if c.id in self._repaired),
+            prevented=sum(1 for c in out.children if c.id in self._constrained),
+        )
+        self._repaired.clear()
+        self._constrained.clear()
         self.state.expanding = None
         self.trace.emit(
             "expansion",
@@ -435,12 +556,15 @@ class Engine:
             completions.append(answer)
         out.calls += len(completions)
         new: list[tuple[int, Proposal, str, str]] = []  # seed, proposal, key, id
-        for (seed, _), completion in zip(requests, completions, strict=True):
+        for (seed, request), completion in zip(requests, completions, strict=True):
+            prevented = self._prevented(request, completion)
             for proposal in self.space.parse(node, completion.text):
                 key, ident, duplicate = self._stage(node, proposal, staged)
                 if duplicate:
                     out.duplicates.append(ident)
                 else:
+                    if prevented:
+                        self._constrained.add(ident)
                     new.append((seed, proposal, key, ident))
         verdicts = await asyncio.gather(
             *(self._gated_verdict(node, proposal, ident) for _, proposal, _, ident in new),
@@ -470,11 +594,14 @@ class Engine:
         *,
         seed: int,
         attempt: int,
+        prevented: bool = False,
     ) -> Node | str:
         """Dedup, pre-filter and evaluate one candidate; for a duplicate, the original's id."""
         key, ident, duplicate = self._stage(parent, proposal, staged)
         if duplicate:
             return ident
+        if prevented:
+            self._constrained.add(ident)
         verdict, proposal, stage = await self._verdict(parent, proposal, ident)
         return self._build(parent, proposal, key, ident, verdict, stage, seed=seed, attempt=attempt)
 
@@ -511,6 +638,7 @@ class Engine:
             if repaired is not None:
                 proposal, verdict = repaired
                 stage = "repaired"
+                self._repaired.add(ident)
         return verdict, proposal, stage
 
     def _build(
@@ -579,6 +707,7 @@ class Engine:
             feedback=verdict.feedback,
             h=None if math.isinf(child.h) else child.h,
             status=child.status,
+            prevented=ident in self._constrained,
         )
         return child
 
@@ -599,19 +728,32 @@ class Engine:
     async def _repair(
         self, parent: Node, ctx: Context, proposal: Proposal, verdict: GuardResult, ident: str
     ) -> tuple[Proposal, GuardResult] | None:
-        assert verdict.patch is not None
-        try:
-            value = apply_patch(proposal.value, verdict.patch)
-        except ValueError as exc:
-            self.trace.emit("note", node=ident, message=f"patch not applicable: {exc}")
-            return None
-        patched = self.space.patched(parent, proposal, value)
-        again, patched, _ = await self._judge(parent, ctx, patched)
-        self.trace.emit(
-            "patch_applied",
-            step=self.space.level(parent.depth),
-            node=ident,
-            passed=again.passed,
-            patch=list(verdict.patch),
-        )
-        return (patched, again) if again.passed else None
+        """Apply the verdict's JSON Patch and judge again (a repaired value that fails with
+        a fix of its own is repaired again, up to `MAX_REPAIRS`); kept only if it passes.
+        Each application is a `patch_applied` event with the patch and the guard."""
+        for _ in range(MAX_REPAIRS):
+            if verdict.patch is None or verdict.fatal:
+                return None
+            try:
+                value = apply_patch(proposal.value, verdict.patch)
+            except ValueError as exc:
+                self.trace.emit("note", node=ident, message=f"patch not applicable: {exc}")
+                return None
+            patched = self.space.patched(parent, proposal, value)
+            again, patched, _ = await self._judge(parent, ctx, patched)
+            self.trace.emit(
+                "patch_applied",
+                step=self.space.level(parent.depth),
+                node=ident,
+                passed=again.passed,
+                patch=list(verdict.patch),
+                guard=verdict.guard,
+                fixed=verdict.feedback,
+            )
+            if again.passed:
+                return patched, again
+            proposal, verdict = patched, again
+        return None
+
+
+MAX_REPAIRS = 3  # a repaired value may carry a further fix; chains stop here

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from guardsearch.core.artifact import Artifact
 from guardsearch.core.budget import StepBudget
@@ -19,6 +19,7 @@ from guardsearch.core.digest import canonical_json, stable_digest
 from guardsearch.core.errors import ConfigError
 from guardsearch.core.guard_result import GuardResult
 from guardsearch.core.messages import ModelRequest
+from guardsearch.core.schedule import Schedule
 from guardsearch.guards.base import Guard, GuardFn, as_guard
 from guardsearch.search.node import Node
 from guardsearch.search.space import BaseSpace, Proposal, Root
@@ -35,6 +36,10 @@ class StepSpace(BaseSpace):
     backtrack budget of 2). `prefilter` is an optional cheap guard run before each
     step's own guard; `variables` are passed to every prompt template.
     """
+
+    # One proposal per answer, whose value is the whole parsed output: the engine may
+    # exclude the values a node's children already had from an enum that decides it.
+    proposal_is_output: ClassVar[bool] = True
 
     objective: str | Context
     steps: Sequence[Step]
@@ -61,6 +66,11 @@ class StepSpace(BaseSpace):
 
     def level(self, depth: int) -> str:
         return self.steps[min(depth, len(self.steps) - 1)].name
+
+    def schedule(self, depth: int) -> Schedule:
+        """The temperature/seed schedule of a level: its step's (a search's `schedule`
+        option overrides it for every level)."""
+        return Schedule.of(self.steps[min(depth, len(self.steps) - 1)].schedule)
 
     def step_budget(self, depth: int) -> StepBudget:
         step = self.steps[min(depth, len(self.steps) - 1)]

@@ -7,6 +7,7 @@ from typing import Any, cast
 
 from guardsearch.core.context import Context
 from guardsearch.core.outcome import Outcome
+from guardsearch.core.steering import Steering
 from guardsearch.search.node import Node, SearchTree
 from guardsearch.search.state import SearchState, Termination
 
@@ -48,6 +49,13 @@ class SearchResult(Outcome):
     @property
     def score(self) -> float | None:
         return self.last.score
+
+    @property
+    def steering(self) -> Steering:
+        """How feedback steered the search: outputs (candidates judged or dropped),
+        repeats of an earlier output at the same node, repairs accepted without a model
+        call, and failures prevented by guard constraints (counted across resumes)."""
+        return Steering.from_dict(self.state.steering)
 
     def details(self) -> dict[str, Any]:
         """The search's part of `as_dict` (the CLI's --json and the HTTP API use it)."""

@@ -107,7 +107,7 @@ async def search(
     takes; None: unlimited); see docs/search.md.
 
     `options` are the engine's (`samples`, `concurrency`, `temperature`, `seed`,
-    `path_token_cap`, `summarizer`, `max_expansions`, `should_stop`) and the strategy's
+    `schedule`, `path_token_cap`, `summarizer`, `max_expansions`, `should_stop`) and the strategy's
     own (e.g. `width`, `rmax`, `heuristic`, `reducer`). `on_expansion(state)` runs after
     every expansion; `resume` continues a saved state (its usage counts against `budget`
     if that budget is unused). `run_id` names the run in its result (default: a new id).
@@ -192,6 +192,7 @@ async def search(
             expansions=state.expansions,
             nodes=len(state.tree),
             used=state.usage.as_dict(),
+            steering=result.steering.as_dict(),
         )
     return result
 
@@ -199,6 +200,10 @@ async def search(
 def _show(value: Any) -> Any:
     if isinstance(value, str | int | float | bool) or value is None:
         return value
+    if isinstance(value, list | tuple) and all(isinstance(v, int | float) for v in value):
+        return list(value)
+    if hasattr(value, "as_dict"):
+        return value.as_dict()
     return getattr(value, "__name__", type(value).__name__)
 
 

@@ -33,6 +33,7 @@ def context_to_dict(ctx: Context) -> dict[str, Any]:
         "dropped_failures": ctx.dropped_failures,
         "window": ctx.window,
         "inputs": [list(i) for i in ctx.inputs],
+        "tried": [list(t) for t in ctx.tried],
     }
 
 
@@ -47,6 +48,7 @@ def context_from_dict(d: dict[str, Any]) -> Context:
         dropped_failures=int(d.get("dropped_failures", 0)),
         window=int(d.get("window", 3)),
         inputs=tuple((str(a), str(b)) for a, b in d.get("inputs", [])),
+        tried=tuple((str(a), str(b)) for a, b in d.get("tried", [])),
     )
 
 

@@ -157,6 +157,8 @@ class SearchState:
     termination: Termination | None = None
     goal: str | None = None
     best: str | None = None
+    # How feedback steered (core/steering.py): outputs, repeats, repairs, prevented.
+    steering: dict[str, int] = field(default_factory=dict)
     changed: set[str] = field(default_factory=set)
     # The node whose expansion is under way (None between expansions): a pause or a
     # crash in the middle of an expansion names it. Not saved.
@@ -193,6 +195,7 @@ class SearchState:
             "goal": self.goal,
             "best": self.best,
             "root": self.tree.root_id,
+            "steering": dict(self.steering),
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -229,4 +232,5 @@ class SearchState:
             termination=d.get("termination"),
             goal=d.get("goal"),
             best=d.get("best"),
+            steering={str(k): int(v) for k, v in (d.get("steering") or {}).items()},
         )

@@ -154,3 +154,5 @@ class SolveResponse(BaseModel):
     expansions: int
     nodes: int
     seconds: float
+    # How feedback steered the search: outputs, repeats, repeat_share, repairs, prevented.
+    steering: dict[str, float] = Field(default_factory=dict)

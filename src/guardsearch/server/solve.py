@@ -86,4 +86,5 @@ async def solve(
         expansions=summary["expansions"],
         nodes=summary["nodes"],
         seconds=round(time.monotonic() - started, 3),
+        steering=summary["steering"],
     )

@@ -148,3 +148,15 @@ def test_models_are_loaded_once_per_spec(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(trial_module, "_MODELS", {})
     assert trial_module.model_for("x") is trial_module.model_for("x")
     assert built == ["x"]
+
+
+def test_every_trial_reports_how_feedback_steered_it(tmp_path: Path, fake_model: str) -> None:
+    # issue 16: the trace's repeats, repairs and prevented failures land in the results.
+    card = ExperimentRunner(config(tmp_path, fake_model, methods=["astar"])).run()
+    rows = JsonlResults(tmp_path / "out").load()
+    assert rows and all(set(r.steering) >= {"outputs", "repeats", "repairs"} for r in rows)
+    assert (
+        sum(r.steering["outputs"] for r in rows)
+        == card["methods"]["astar"]["steering"]["outputs"]
+        > 0
+    )

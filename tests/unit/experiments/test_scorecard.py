@@ -90,3 +90,30 @@ def test_writing_gives_json_markdown_and_three_pngs(tmp_path: Path) -> None:
         data = paths[key].read_bytes()
         assert data.startswith(PNG)
         assert len(data) > 5_000
+
+
+def test_the_steering_counts_of_the_trials_add_up_per_method() -> None:
+    # issue 16: repeats, repairs and prevented failures flow from each trial's trace
+    steered = {"outputs": 10, "repeats": 4, "repeat_share": 0.4, "repairs": 1, "prevented": 2}
+    results = [
+        result(problem="a", method="search", budget=60, steering=steered),
+        result(problem="b", method="search", budget=60, steering=steered),
+        result(problem="a", method="linear", budget=60),  # stored before the counts existed
+    ]
+    built = build_scorecard(
+        results,
+        methods=["linear", "search"],
+        problems=["a", "b"],
+        budgets=[60],
+        derived={},
+        meta={"name": "demo"},
+    )
+    assert built["methods"]["search"]["steering"] == {
+        "outputs": 20,
+        "repeats": 8,
+        "repeat_share": 0.4,
+        "repairs": 2,
+        "prevented": 4,
+    }
+    assert built["methods"]["linear"]["steering"]["outputs"] == 0
+    assert "| search | 20 | 8 (40.0%) | 2 | 4 |" in markdown(built)

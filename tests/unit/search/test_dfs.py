@@ -126,7 +126,9 @@ async def test_a_retry_sees_its_feedback_in_the_retry_channel() -> None:
 async def test_a_repeated_failed_output_is_retried_with_a_fresh_seed_not_escalated() -> None:
     script = ByStep({"plan": ["BAD plan misses the point"] * 2})  # the 2nd is a duplicate
     model = script.model()
-    result = await search(pipeline(), "dfs", model=model)
+    # schedule='fixed': every attempt at the first one's seed and temperature, so what is
+    # checked is dfs's own shift after a repeat (the default schedule moves seeds anyway).
+    result = await search(pipeline(), "dfs", model=model, schedule="fixed")
     assert result.succeeded
     assert script.calls == [*START, "plan", "plan"]  # no climb to recon
     assert result.trace.of_kind("backtrack") == []
@@ -134,9 +136,11 @@ async def test_a_repeated_failed_output_is_retried_with_a_fresh_seed_not_escalat
     assert plan_seeds == [0, 0, 1]  # the regeneration after the repeat: fresh seed
     retry = [e for e in result.trace.of_kind("retry") if e.data.get("reason") == "duplicate"]
     assert len(retry) == 1 and retry[0].data["seed_offset"] == 1
-    # The repeat put nothing in the retry channel: only the real feedback is there.
+    # The repeat put nothing in the retry channel: only the real feedback is there (and
+    # the rejected output, listed once among what was tried at this node).
     last_prompt = model.requests[-1].messages[0].content
-    assert last_prompt.count("plan misses the point") == 1
+    assert last_prompt.count("- attempt ") == 1
+    assert last_prompt.count("- BAD plan misses the point -> rejected, as above") == 1
     assert "no new candidates" not in last_prompt
 
 
@@ -148,7 +152,9 @@ async def test_an_upstream_regeneration_that_repeats_itself_does_not_escalate() 
         }
     )
     model = script.model()
-    result = await search(pipeline(), "dfs", model=model)
+    # schedule='fixed': every attempt at the first one's seed and temperature, so what is
+    # checked is dfs's own shift after a repeat (the default schedule moves seeds anyway).
+    result = await search(pipeline(), "dfs", model=model, schedule="fixed")
     assert result.succeeded
     # Retried within strategy's rmax (3) with fresh seeds; never up to the analysis.
     assert script.calls == [*START, "strategy", "strategy", "strategy", "plan"]
@@ -174,7 +180,11 @@ async def test_repeats_that_use_up_the_retries_go_up_one_level_as_a_ceiling() ->
 async def test_duplicate_temperature_applies_only_to_the_regeneration_after_a_repeat() -> None:
     script = ByStep({"plan": ["BAD plan misses the point"] * 2})
     model = script.model()
-    result = await search(pipeline(), "dfs", model=model, duplicate_temperature=0.3)
+    # schedule='fixed': every attempt at the first one's seed and temperature, so what is
+    # checked is dfs's own shift after a repeat (the default schedule moves seeds anyway).
+    result = await search(
+        pipeline(), "dfs", model=model, duplicate_temperature=0.3, schedule="fixed"
+    )
     assert result.succeeded
     temps = [r.temperature for r in model.requests]
     assert temps == [0.0] * 5 + [0.3]

@@ -100,7 +100,8 @@ async def solve_game24(
 
     Keys: `succeeded`, `answer` (an expression using each input exactly once that
     equals 24, or None), `numbers`, `strategy`, `termination`, `calls`, `tokens`,
-    `expansions`, `nodes`, `seconds`, `model`, `path` (the steps, `a op b = c (left: ...)`).
+    `expansions`, `nodes`, `steering` (repeats, repairs, prevented failures), `seconds`,
+    `model`, `path` (the steps, `a op b = c (left: ...)`).
     `model` is a Model, a Metered (which brings its own budget), a spec string, or None
     for the default spec; `budget` is anything `Budget.of` takes (40 calls).
     `options` go to `search` (e.g. `width=5`, `samples=2`, `temperature=0.7`), over
@@ -133,6 +134,7 @@ async def solve_game24(
         "tokens": result.tokens,
         "expansions": result.expansions,
         "nodes": len(result.tree),
+        "steering": result.steering.as_dict(),
         "seconds": round(time.perf_counter() - started, 3),
         "model": the_model.name,
         "path": [n.text for n in result.path[1:]],

@@ -92,6 +92,7 @@ def result_dict(result: SearchResult) -> dict[str, Any]:
         "calls": result.calls,
         "tokens": result.tokens,
         "expansions": result.expansions,
+        "steering": result.steering.as_dict(),
         "backtracks": backtracks(result),
         "tree": [
             {

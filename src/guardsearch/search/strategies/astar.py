@@ -9,11 +9,12 @@ no viable child is re-expanded with the feedback, up to `rmax` times. Budget is
 reserved before every expansion (the engine) and every call (Metered).
 
 A greedy proposer tends to run dry: at temperature 0 it lists the same few steps again,
-dedup drops them, and the open set empties with budget left (`all_pruned`). Two
-options spend that budget instead: `reopen` puts the expanded nodes that still have
-expansions left (fewer than `rmax`) back into the open set when it runs dry, and
-`reexpand_temperature` makes every second or later expansion of a node sample at that
-temperature with fresh seeds, so it can propose something new. Both are off by default.
+dedup drops them, and the open set empties with budget left (`all_pruned`). A node's
+second and later expansions therefore follow the engine's schedule (default 0.7, then
+1.0, with fresh seeds, and the node's earlier children listed in the prompt);
+`reexpand_temperature` fixes their temperature instead. `reopen` (off by default) puts
+the expanded nodes that still have expansions left (fewer than `rmax`) back into the
+open set when it runs dry.
 
 The open set is a `Table` (node id -> f, creation order, retry flag), so a durable
 run saves only the entries pushed and popped by each expansion, not the whole set.
@@ -44,10 +45,10 @@ class AStarOptions:
 
     `reopen`: when the open set runs dry, re-open the expanded nodes with expansions
     left (f raised by `retry_penalty` per expansion) instead of ending `all_pruned`.
-    `reexpand_temperature`: the temperature of a node's second and later expansions,
-    which also get fresh seeds (None: the search's own temperature and the node's
-    first seeds). At temperature 0 a greedy model repeats itself whatever the seed, so
-    `reopen` needs a value > 0 (e.g. 0.7) to find anything new."""
+    `reexpand_temperature`: the temperature of a node's second and later expansions
+    (None: the engine's schedule decides, by default 0.7 then 1.0; seeds are fresh
+    either way). At temperature 0 a greedy model repeats itself whatever the seed, so
+    `schedule="fixed"` with `reexpand_temperature=0` makes `reopen` useless."""
 
     g_weight: float = 0.1
     cost: Callable[[Node], float] | None = None
@@ -114,9 +115,10 @@ class AStar:
             else:
                 return "all_pruned"
         node = engine.node(data["current"])
+        # Re-expansions follow the engine's schedule (warmer, fresh seeds), unless
+        # `reexpand_temperature` fixes their temperature.
         heat = options.reexpand_temperature if node.expansions else None
-        fresh = node.expansions * engine.options.samples if heat is not None else 0
-        expansion = await engine.expand(node, seed_offset=fresh, temperature=heat)
+        expansion = await engine.expand(node, temperature=heat)
         viable = expansion.viable
         goals = sorted((c for c in viable if c.status == "goal"), key=lambda c: (c.h, _seq(c)))
         if goals and options.stop_at_first_goal:

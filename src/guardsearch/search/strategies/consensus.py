@@ -66,7 +66,14 @@ class Consensus:
         node = engine.node(data["at"])
         if node.id == engine.tree.root_id:
             _prefetch_rounds(engine, data["round"], options.n)
-        expansion = await engine.expand(node, seed_offset=data["round"] * engine.options.samples)
+        # Each candidate is an independent sample, not a retry: its own seeds, the
+        # search's temperature (the schedule is for retries at one node).
+        expansion = await engine.expand(
+            node,
+            seed_offset=data["round"] * engine.options.samples,
+            temperature=engine.options.temperature,
+            independent=True,
+        )
         reached = expansion.children + [engine.node(i) for i in expansion.duplicates]
         viable = sorted((n for n in reached if n.viable), key=order_key)
         if viable and viable[0].status != "goal" and not engine.space.is_terminal(viable[0]):
@@ -116,7 +123,12 @@ def _prefetch_rounds(engine: Engine, first: int, n: int) -> None:
         return
     root = engine.tree.root
     for r in range(first, min(n, first + engine.lookahead)):
-        if not engine.prefetch(root, seed_offset=r * engine.options.samples):
+        if not engine.prefetch(
+            root,
+            seed_offset=r * engine.options.samples,
+            temperature=engine.options.temperature,
+            independent=True,
+        ):
             break
 
 

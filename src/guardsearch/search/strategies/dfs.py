@@ -8,11 +8,13 @@ proposer again. When every candidate of an attempt fails, the space's
 levels and amends that ancestor's context with a failure summary (seed 000 §6), -1
 gives up.
 
-An attempt whose every candidate repeated an earlier output (dedup dropped them all)
-judged nothing: it is not guard feedback. The level is retried with fresh seeds (and
-`duplicate_temperature`, when set), nothing goes in the retry channel, the heuristic
-is not asked, so a repeat never counts toward the repeated-feedback escalation. The
-attempt still counts against the level's `rmax`.
+Attempt k at a node samples by the engine's schedule (default: temperature 0, 0.7,
+1.0 with fresh seeds), and its prompt lists the node's earlier children. An attempt
+whose every candidate repeated an earlier output (dedup dropped them all) judged
+nothing: it is not guard feedback. The level is retried with seeds shifted once more
+(and `duplicate_temperature`, when set), nothing goes in the retry channel, the
+heuristic is not asked, so a repeat never counts toward the repeated-feedback
+escalation. The attempt still counts against the level's `rmax`.
 
 Budgets (seed 000 §5), per level: each *visit* of a level makes at most `rmax`
 attempts, and a level may be visited at most `1 + backtrack_budget` times (the first
@@ -118,6 +120,14 @@ def _frame(node: str) -> dict[str, Any]:
     }
 
 
+def _shift(engine: Engine, node: Node, frame: dict[str, Any]) -> int:
+    """How far a node's seeds move past the schedule's: under a schedule without fresh
+    seeds (`schedule="fixed"`), once per attempt that only repeated earlier outputs."""
+    if engine.schedule_for(node).fresh_seeds:
+        return 0  # every expansion of the node has fresh seeds already
+    return int(frame.get("fresh", 0)) * engine.options.samples
+
+
 NO_NEW_OUTPUT = "no new output: every regeneration repeated an earlier output"
 
 
@@ -181,16 +191,15 @@ class DFS:
             verdict = GuardResult.fail(last or "retries exhausted", "dfs")
             return self._fail_up(engine, options, stack, verdict, "ceiling", limit="retries")
 
-        fresh = int(frame.get("fresh", 0))
         heat = options.duplicate_temperature if frame.get("repeat") else None
         expansion = await engine.expand(
-            node, seed_offset=fresh * engine.options.samples, temperature=heat
+            node, temperature=heat, seed_shift=_shift(engine, node, frame)
         )
         frame["attempts"] += 1
         data["attempts"][key] = data["attempts"].get(key, 0) + 1
         if expansion.duplicates and not expansion.children:
             # Nothing was judged: not guard feedback. Retry with fresh seeds, within rmax.
-            frame["fresh"], frame["repeat"] = fresh + 1, True
+            frame["fresh"], frame["repeat"] = int(frame.get("fresh", 0)) + 1, True
             engine.trace.emit(
                 "retry",
                 step=engine.space.level(level),
@@ -198,7 +207,7 @@ class DFS:
                 attempt=frame["attempts"] + 1,
                 reason="duplicate",
                 duplicate_of=list(expansion.duplicates),
-                seed_offset=(fresh + 1) * engine.options.samples,
+                seed_offset=engine.sampling(node, seed_shift=_shift(engine, node, frame))[0],
                 temperature=options.duplicate_temperature,
             )
             return None
