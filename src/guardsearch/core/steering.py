@@ -65,8 +65,11 @@ class Steering:
         return cls(**{k: int(data.get(k, 0)) for k in names})
 
     @classmethod
-    def from_events(cls, events: Iterable[Event | Mapping[str, Any]]) -> Steering:
-        """The counts in a trace (Event objects, or their `as_dict()` forms)."""
+    def from_events(
+        cls, events: Iterable[Event | Mapping[str, Any]], *, step: str | None = None
+    ) -> Steering:
+        """The counts in a trace (Event objects, or their `as_dict()` forms); with
+        `step`, only that step's outputs (e.g. "research-synthesize")."""
         outputs = repeats = repairs = prevented = 0
         for event in events:
             kind: Any
@@ -74,6 +77,8 @@ class Steering:
                 kind, data = event.kind, event.data
             else:
                 kind, data = event.get("kind"), event.get("data") or {}
+            if step is not None and data.get("step") != step:
+                continue
             if kind == "guard_verdict" and data.get("stage") != "repair":
                 outputs += 1
                 prevented += bool(data.get("prevented"))

@@ -26,6 +26,7 @@ from guardsearch.core.budget import Budget
 from guardsearch.core.errors import RunError
 from guardsearch.core.events import Event, Trace
 from guardsearch.core.outcome import StopReason, new_run_id, stop_reason_for
+from guardsearch.core.steering import Steering
 from guardsearch.models.base import Model
 from guardsearch.models.metered import Metered
 
@@ -93,9 +94,11 @@ class Kernel:
             raise Stop(stop_reason_for(exc), phase, exc) from exc
 
     def finish(self, stop_reason: str, **data: Any) -> dict[str, Any]:
-        """Emit the `end` phase; the fields every outcome shares (usage, seconds, ...)."""
+        """Emit the `end` phase (with the run's steering counts, core/steering.py); the
+        fields every outcome shares (usage, seconds, ...)."""
         seconds = self.elapsed()
-        self.phase("end", stop_reason=stop_reason, **data)
+        steering = Steering.from_events(self.trace.events).as_dict()
+        self.phase("end", stop_reason=stop_reason, steering=steering, **data)
         return {
             "stop_reason": stop_reason,
             "usage": self.metered.usage,

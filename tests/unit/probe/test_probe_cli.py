@@ -51,6 +51,7 @@ def test_probe_json_reports_results_both_budgets_and_the_timeline(tmp_path: Path
     assert payload["mode"] == "probe"
     assert list(payload)[:5] == ["succeeded", "stop_reason", "run_id", "usage", "seconds"]
     assert payload["succeeded"] and payload["usage"]["calls"] == 2
+    assert payload["steering"]["outputs"] >= 1 and payload["steering"]["repeats"] == 0
     assert 1 <= len(payload["results"]) <= 10
     assert sum("painter" in r["description"].lower() for r in payload["results"]) >= 8
     assert payload["budget"]["outer"]["used_calls"] == payload["llm_calls"] == 2

@@ -54,6 +54,14 @@ def test_research_json_answers_with_a_verified_wikipedia_citation(tmp_path: Path
     assert source["title"] == "A Sunday Afternoon on the Island of La Grande Jatte"
     assert source["license"] == "CC BY-SA 4.0"
     assert payload["citations"]["verified"] == [source["id"]]
+    # plan, reflect and synthesize: three outputs judged, none repeated or repaired
+    assert payload["steering"] == {
+        "outputs": 3,
+        "repeats": 0,
+        "repeat_share": 0.0,
+        "repairs": 0,
+        "prevented": 0,
+    }
 
 
 def test_research_takes_the_tier_from_research_tier_unless_given(

@@ -279,11 +279,27 @@ async def test_a_reflection_claiming_sufficiency_without_sources_is_sent_back() 
 
 
 async def test_a_hallucinated_citation_is_fed_back_and_fixed(small_index: CorpusIndex) -> None:
-    bad = {"answer": "Georges Seurat painted it [99].", "citations": ["[99]"]}
+    # No retrieved source says this answer, so there is nothing to repair it with.
+    bad = {"answer": "Vincent van Gogh painted it in Amsterdam [99].", "citations": ["[99]"]}
     model = research_model(synthesize=[bad, ANSWER])
     run = await loop_for(model, [CorpusProvider(small_index)]).run(QUESTION)
     assert isinstance(run.response, AgentResponse)
     assert "[99] is not a source id" in prompts(model, "SynthesisDraft")[1]
+
+
+async def test_a_right_answer_citing_no_retrieved_source_is_repaired_not_discarded(
+    small_index: CorpusIndex,
+) -> None:
+    bad = {"answer": "Georges Seurat painted it.", "citations": ["[99]"]}
+    model = research_model(synthesize=[bad])
+    run = await loop_for(model, [CorpusProvider(small_index)]).run(QUESTION)
+    assert isinstance(run.response, AgentResponse)
+    assert len(prompts(model, "SynthesisDraft")) == 1  # repaired without a second call
+    assert run.response.citations.verified and "Seurat" in run.response.final_answer
+    patches = [e for e in run.trace.events if e.kind == "patch_applied"]
+    assert patches and patches[0].data["passed"]
+    assert patches[0].data["patch"][0]["path"] == "/citations"
+    assert run.steering.repairs == 1
 
 
 async def test_an_answer_no_source_supports_is_an_error_not_a_silent_answer(

@@ -89,6 +89,9 @@ def test_cli_find_json_contract(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert len(payload["quality_report"]) == len(payload["attempts"]) >= 1
     assert all("painting" in i["description"].lower() for i in payload["items"])
     assert payload["calls"] >= 1 and payload["ok"] is True
+    steering = payload["steering"]  # counted from the run's trace (core/steering.py)
+    assert set(steering) == {"outputs", "repeats", "repeat_share", "repairs", "prevented"}
+    assert steering["outputs"] >= payload["calls"] - steering["repeats"] >= 1
     assert json.loads(transcript.read_text())["reflection"]["plan"]
 
 

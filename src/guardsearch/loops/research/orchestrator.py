@@ -24,7 +24,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from guardsearch.core.budget import Budget, BudgetLike
@@ -33,6 +33,7 @@ from guardsearch.core.errors import ConfigError, StepFailed
 from guardsearch.core.events import Trace
 from guardsearch.core.outcome import new_run_id, stop_reason_for
 from guardsearch.core.source import Source
+from guardsearch.core.steering import Steering
 from guardsearch.core.usage import Usage
 from guardsearch.corpus.query import terms
 from guardsearch.loops.kernel import Kernel, Stop
@@ -162,10 +163,18 @@ class ResearchLoop:
         ok = isinstance(response, AgentResponse)
         error = response.error.type if isinstance(response, ErrorResponse) else None
         fields = run.kernel.finish(run.stop_reason, ok=ok, error=error)
+        steering = Steering.from_events(trace.events).as_dict()
         if isinstance(response, AgentResponse):
             response = response.model_copy(
-                update={"seconds": round(fields["seconds"], 3), "run_id": run_id}
+                update={
+                    "seconds": round(fields["seconds"], 3),
+                    "run_id": run_id,
+                    "steering": steering,
+                }
             )
+        else:
+            details = {**(response.error.details or {}), "steering": steering}
+            response = ErrorResponse(error=response.error.model_copy(update={"details": details}))
         return ResearchRun(
             **fields,
             succeeded=ok,
@@ -270,13 +279,20 @@ class _Run:
         request = step.request(self.context, **variables)
         return estimate_prompt_tokens(self.metered.inner, request) + step.max_tokens
 
+    def retrieved(self) -> dict[str, Source]:
+        """Every retrieved source by id, with its full text (compaction keeps it in the
+        raw store): verification reads its title and description with the text."""
+        return {
+            r.id: replace(r, text=self.raw.get(r.id, r.text)) for r in self.state.search_results
+        }
+
     def synthesis_reserve(self) -> Usage:
         """What the final synthesis needs: the loop never spends it on more iterations."""
         s = self.state
         shown = s.ranked()[: self.config.synthesis_sources]
-        full = {r.id: r.text for r in s.search_results}
         synthesis = self.cost(
-            synthesize_step(self.config, full, self.judge), self.synthesis_variables(shown)
+            synthesize_step(self.config, self.retrieved(), self.judge),
+            self.synthesis_variables(shown),
         )
         return Usage(calls=1, prompt_tokens=synthesis) + self.support_reserve(shown)
 
@@ -511,7 +527,7 @@ class _Run:
         )
         if not s.search_results:
             return self.no_source_answer()
-        full = {r.id: self.raw.get(r.id, r.text) for r in s.search_results}
+        full = self.retrieved()
         shown = s.ranked()[: self.config.synthesis_sources]
         step = synthesize_step(self.config, full, self.judge)
         outcome = await self.step(
@@ -561,7 +577,7 @@ class _Run:
             unsupported=list(verification.unsupported),
         )
         return self.response(
-            answer, verification, [agent_source(r, full[r.id]) for r in verified], tokens
+            answer, verification, [agent_source(r, full[r.id].text) for r in verified], tokens
         )
 
     def synthesis_variables(self, shown: Sequence[Source]) -> dict[str, Any]:

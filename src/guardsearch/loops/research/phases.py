@@ -15,7 +15,15 @@ from guardsearch.core.context import Context
 from guardsearch.core.guard_result import GuardResult
 from guardsearch.core.source import Source
 from guardsearch.corpus.query import terms
-from guardsearch.loops.research.citations import SupportJudge, plain, verify_citations
+from guardsearch.guards.base import FunctionGuard
+from guardsearch.loops.research.citations import (
+    NoSupportCheck,
+    SupportJudge,
+    lexical_support,
+    plain,
+    source_text,
+    verify_citations,
+)
 from guardsearch.loops.research.config import ResearchConfig
 from guardsearch.loops.research.schemas import PlanDraft, ReflectionDraft, SynthesisDraft
 from guardsearch.prompts import PromptTemplate
@@ -26,6 +34,9 @@ NO_SOURCES_ANSWER = (
     "No sources were found for this question, so no answer can be given from retrieved sources."
 )
 _REFLECT_CHARS = 220
+# Retrieved sources a failed synthesis is checked against for a repair (best lexical
+# match first): with `--support model` each costs one judge call.
+REPAIR_CANDIDATES = 3
 
 
 def _plan_guard(value: object) -> str | None:
@@ -69,11 +80,47 @@ def reflect_step(config: ResearchConfig, *, has_results: bool, can_continue: boo
     )
 
 
+def citation_constraint(ids: Sequence[str]) -> dict[str, object] | None:
+    """The shape part of the citation rule: cite at least one id, each a retrieved one
+    (a backend with constrained decoding cannot cite a source that was not retrieved,
+    or none at all); None without sources."""
+    if not ids:
+        return None
+    return {"properties": {"citations": {"items": {"enum": list(ids)}, "minItems": 1}}}
+
+
+async def supporting_source(
+    answer: str,
+    sources: Mapping[str, str] | Mapping[str, Source] | Mapping[str, str | Source],
+    judge: SupportJudge,
+    question: str,
+) -> str | None:
+    """The retrieved source that supports `answer` as the answer to `question`, if one of
+    the `REPAIR_CANDIDATES` best lexical matches does (by the run's own verification).
+    With `--support off` nothing says a source supports anything: no repair."""
+    if isinstance(judge, NoSupportCheck):
+        return None
+    flat = plain(answer)
+    ranked = sorted(sources, key=lambda i: -lexical_support(flat, source_text(sources[i])))
+    for source_id in ranked[:REPAIR_CANDIDATES]:
+        verification = await verify_citations(flat, [source_id], sources, judge, question=question)
+        if source_id in verification.verified:
+            return source_id
+    return None
+
+
 def synthesize_step(
-    config: ResearchConfig, sources: Mapping[str, str], judge: SupportJudge
+    config: ResearchConfig,
+    sources: Mapping[str, str] | Mapping[str, Source] | Mapping[str, str | Source],
+    judge: SupportJudge,
 ) -> Step:
     """The synthesis step; its guard verifies citations against `sources` with `judge`,
-    the run's configured support check (lexical, the model, or existence only)."""
+    the run's configured support check (lexical, the model, or existence only).
+
+    The guard declares the citation rule's shape (`citation_constraint`: compiled into
+    the request schema) and, when the answer is supported by a retrieved source it did
+    not cite, repairs the draft with a patch that cites that source instead of
+    discarding the answer (issue 16: prevent and repair)."""
     ids = sorted(sources, key=lambda i: int(i.strip("[]")))
 
     async def citation_guard(value: object, artifact: Artifact, context: Context) -> GuardResult:
@@ -102,13 +149,20 @@ def synthesize_step(
             return GuardResult.ok(
                 "citations", score=len(verification.verified) / max(1, len(verification.cited))
             )
-        return GuardResult.fail(verification.feedback(ids[:8]), "citations")
+        found = await supporting_source(draft.answer, sources, judge, context.objective)
+        patch = None
+        if found is not None:
+            # A right answer is not thrown away for a missing or wrong citation: cite the
+            # retrieved source that says it (the step re-judges the repaired draft).
+            patch = [{"op": "replace", "path": "/citations", "value": [found]}]
+        return GuardResult.fail(verification.feedback(ids[:8]), "citations", patch=patch)
 
+    rule = FunctionGuard(citation_guard, "citations", constraint=citation_constraint(ids) or None)
     return Step(
         name="research-synthesize",
         prompt=PromptTemplate.packaged("research_synthesize"),
         schema=SynthesisDraft,
-        guard=citation_guard,
+        guard=rule,
         rmax=config.rmax,
         max_tokens=config.synthesize_max_tokens,
     )

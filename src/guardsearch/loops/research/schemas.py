@@ -168,3 +168,6 @@ class AgentResponse(BaseModel):
     seconds: float = 0.0
     run_id: str = ""
     metadata: ResponseMetadata | None = None
+    # How the guards' feedback steered the run (core/steering.py, from its trace):
+    # outputs, repeats, repeat_share, repairs, prevented.
+    steering: dict[str, float] = Field(default_factory=dict)
