@@ -42,6 +42,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from guardsearch.core.steering import Steering
 from guardsearch.corpus import open_index, wikipedia
 from guardsearch.loops.research import AgentResponse, ResearchConfig, ResearchLoop
 from guardsearch.loops.research.config import default_budget
@@ -167,6 +168,10 @@ async def evaluate(
             "recall_at_1": bool(ranked) and ranked[0] == q.article,
             "recall_at_5": q.article in ranked[:5],
             "retrieved": q.article in ranked,
+            # How feedback steered the synthesis (core/steering.py, from the run's trace).
+            "synthesize_steering": Steering.from_events(
+                run.trace.events, step="research-synthesize"
+            ).as_dict(),
         }
         response = run.response
         if isinstance(response, AgentResponse):
@@ -194,6 +199,7 @@ async def evaluate(
                 cited_article=False,
                 error=response.error.type,
                 message=response.error.message[:200],
+                discarded_correct=_fold(q.expected) in _fold(_refused_answer(response)),
             )
         rows.append(row)
         mark = "ok " if row["correct"] else "-- "
@@ -206,9 +212,18 @@ async def evaluate(
     return rows
 
 
+def _refused_answer(response: Any) -> str:
+    """The answer an error response threw away (a refused or failed synthesis), if any."""
+    details = response.error.details or {}
+    said = details.get("answer") or details.get("last_output") or ""
+    return str(said)
+
+
 def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     n = len(rows)
     cited = sum(r["cited"] for r in rows)
+    synth = [Steering.from_dict(r.get("synthesize_steering")) for r in rows]
+    total = sum(synth, Steering())
     return {
         "questions": n,
         "answered": sum(r["ok"] for r in rows),
@@ -228,6 +243,9 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "calls_mean": round(statistics.mean(r["calls"] for r in rows), 2),
         "tokens_mean": round(statistics.mean(r["tokens"] for r in rows)),
         "errors": sorted({r.get("error", "") for r in rows} - {""}),
+        "cited_unretrieved": sum(r["cited"] - r["cited_retrieved"] for r in rows),
+        "correct_discarded": sum(bool(r.get("discarded_correct")) for r in rows),
+        "synthesize_steering": total.as_dict(),
     }
 
 
@@ -257,6 +275,7 @@ def markdown(report: dict[str, Any]) -> str:
         f"| model calls / tokens per question (mean) | {s['calls_mean']} / {s['tokens_mean']} |",
         f"| retrieval only, BM25 on all {r['questions']} generated questions: recall@1 / @5 | "
         f"{r['recall_at_1']:.0%} / {r['recall_at_5']:.0%} |",
+        *_steering_rows(s),
         "",
         "Sources never come from the model: ids are resolved by code, so a cited id that "
         "was not retrieved is removed and reported (that is what keeps the first precision "
@@ -274,6 +293,19 @@ def markdown(report: dict[str, Any]) -> str:
             f"{row['iterations']} | {row['seconds']} | {said} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def _steering_rows(s: dict[str, Any]) -> list[str]:
+    if "synthesize_steering" not in s:
+        return []  # a report written before these were counted
+    st = s["synthesize_steering"]
+    return [
+        f"| cited ids that were not retrieved (count) | {s['cited_unretrieved']} |",
+        f"| correct answers discarded (an error response whose answer was right) | "
+        f"{s['correct_discarded']} |",
+        f"| synthesize outputs / repeats (share) / repairs / prevented | {st['outputs']} / "
+        f"{st['repeats']} ({st['repeat_share']:.0%}) / {st['repairs']} / {st['prevented']} |",
+    ]
 
 
 def _about(which: str) -> str:
@@ -303,6 +335,9 @@ def main() -> None:
         default=None,
         help="questions (default: 23 of the first set, every question of a --set second split)",
     )
+    parser.add_argument(
+        "--offset", type=int, default=0, help="skip this many questions (run in pieces)"
+    )
     parser.add_argument("--tier", default="auto")
     parser.add_argument("--name", default="research_embedded")
     parser.add_argument("--retrieval-only", action="store_true")
@@ -313,7 +348,16 @@ def main() -> None:
         default="tune",
         help="with --set second: which half (heldout: never tuned on)",
     )
+    parser.add_argument(
+        "--merge",
+        nargs="+",
+        metavar="NAME",
+        help="join the reports NAME.json of pieces (--offset/--limit runs) into --name",
+    )
     args = parser.parse_args()
+    if args.merge:
+        merge(args.merge, args.name)
+        return
     questions = build_questions() if args.set == "first" else second_set(args.split)
     retrieval = retrieval_only(questions)
     print(f"retrieval only: {retrieval}", file=sys.stderr)
@@ -325,7 +369,8 @@ def main() -> None:
         chosen = model_set(questions, args.limit or 23)
         name = args.name
     else:
-        chosen = questions[: args.limit] if args.limit else questions
+        rest = questions[args.offset :]
+        chosen = rest[: args.limit] if args.limit else rest
         name = args.name if args.name != "research_embedded" else f"research_second_{args.split}"
     rows = asyncio.run(evaluate(chosen, args.model, config))
     report = {
@@ -341,6 +386,17 @@ def main() -> None:
         "rows": rows,
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / f"{name}.json").write_text(json.dumps(report, indent=2, ensure_ascii=False))
+    (RESULTS / f"{name}.md").write_text(markdown(report))
+    print(json.dumps(report["summary"], indent=2))
+
+
+def merge(names: list[str], name: str) -> None:
+    """One report from the pieces of a run (same set, model and config), rows in order."""
+    pieces = [json.loads((RESULTS / f"{n}.json").read_text()) for n in names]
+    report = {**pieces[0], "rows": [row for piece in pieces for row in piece["rows"]]}
+    report["pieces"] = names
+    report["summary"] = summarise(report["rows"])
     (RESULTS / f"{name}.json").write_text(json.dumps(report, indent=2, ensure_ascii=False))
     (RESULTS / f"{name}.md").write_text(markdown(report))
     print(json.dumps(report["summary"], indent=2))

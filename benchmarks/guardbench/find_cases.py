@@ -7,7 +7,7 @@ the kind: "Italian opera composer (1858–1924)"), `kind-compound` (the kind wor
 modifying another noun: "Annual film festival in France", "Film genre"),
 `other-kind-work` (a work of another kind).
 
-`find-evidence-rule` (act.missing_evidence on what the candidate's article and its
+`find-evidence-rule` (act.qualifier_gaps on what the candidate's article and its
 creator's article say): requests "KIND by NATIONALITY MAKERS" for works whose
 creator's own description starts with a nationality. pass `own-nationality`; fail
 `wrong-nationality-mentioned` (another nationality whose word still occurs in the
@@ -27,7 +27,7 @@ from typing import Any
 
 from guardbench.cases import Case, balanced
 from guardbench.corpus import Article, articles
-from guardsearch.apps.find.act import missing_evidence
+from guardsearch.apps.find.act import qualifier_gaps
 from guardsearch.apps.find.rules import creator_of, is_person, type_rejection
 from guardsearch.apps.find.spec import FindSpec, plural
 from guardsearch.apps.find.steps import JudgeDraft, judge_step, plan_step
@@ -248,7 +248,8 @@ def judge_evidence(case: Case) -> bool:
     work = by_title[data["work"]]
     creator = by_title[creator_of(work.description)]
     spec = FindSpec(item_type=data["item_type"], qualifier=data["qualifier"], keywords=("x",))
-    return not missing_evidence(spec, evidence_text(work, creator))
+    said = (creator.description, creator.extract)
+    return not qualifier_gaps(spec, (work.description, work.extract), said)
 
 
 async def judge_plan(case: Case) -> bool:

@@ -117,7 +117,7 @@ GUARDS: tuple[GuardSpec, ...] = (
     GuardSpec(
         name="find-evidence-rule",
         truth="the creator's own description gives the asked nationality",
-        where="apps/find/act.py missing_evidence",
+        where="apps/find/act.py qualifier_gaps",
         what="a work for a 'KIND by NATIONALITY MAKERS' request",
         build=lambda ctx: find_cases.evidence_cases(),
         judge=_sync(find_cases.judge_evidence),

@@ -188,8 +188,13 @@ async def judge_support(
     for i, title in enumerate(data["sources"]):
         article = by_title[title]
         sources[f"[{i + 1}]"] = (
-            Source(id=f"[{i + 1}]", title=title, description=article.description,
-                   text=article.extract, kind="wikipedia")
+            Source(
+                id=f"[{i + 1}]",
+                title=title,
+                description=article.description,
+                text=article.extract,
+                kind="wikipedia",
+            )
             if as_sources
             else article.extract
         )

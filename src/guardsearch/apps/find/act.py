@@ -57,6 +57,60 @@ def missing_evidence(spec: FindSpec, text: str) -> list[str]:
     return [t for t in qualifier_terms(spec) if not mentions(text, t)]
 
 
+# A sentence ends at ". " before a capital, not after an initial ("H. G. Wells").
+_FIRST_SENTENCE = re.compile(r"(?<=\w\w[.!?])\s+(?=[A-Z])")
+
+
+# What the first sentence says the subject is: after its first "was"/"is" ("Tolstoy,
+# usually referred to in English as Leo Tolstoy, was a Russian writer").
+_PREDICATE = re.compile(r"\b(?:was|is|were|are)\b\s+(.*)$", re.I)
+# A word joined to these names a language, a birthplace or a base, not a nationality
+# ("German-language Czech writer", "German-born American director").
+_NOT_NATIONALITY = re.compile(r"\b[\w]+[-‐‑](?:language|speaking|born|based)\b", re.I)
+
+
+def first_sentence(text: str) -> str:
+    return _FIRST_SENTENCE.split(" ".join(text.split()), maxsplit=1)[0]
+
+
+def says_is(description: str, text: str) -> str:
+    """What an article says its subject is: its description and the predicate of its
+    first sentence, without language, birthplace and base compounds."""
+    sentence = first_sentence(text)
+    predicate = _PREDICATE.search(sentence)
+    said = f"{description}. {predicate.group(1) if predicate else sentence}"
+    return _NOT_NATIONALITY.sub(" ", said)
+
+
+def about_maker(spec: FindSpec) -> bool:
+    """Does the qualifier describe who made the item ("by Spanish painters")?"""
+    return spec.qualifier.strip().lower().startswith("by ")
+
+
+def qualifier_gaps(
+    spec: FindSpec, work: tuple[str, str], creator: tuple[str, str] | None
+) -> list[str]:
+    """Qualifier terms the evidence does not give, for a work (description, text) and
+    its creator's article (description, text) when there is one.
+
+    A qualifier about the maker ("by Spanish painters") is a fact about the creator, so
+    it must be what the creator's own article says the creator is: its description and
+    first sentence's predicate (`says_is`: "Spanish painter (1599–1660)"), not a word
+    anywhere in either article ("translated into English", "lived in Germany"); the
+    maker noun itself ("painters") is the creator's role, which a person's article
+    gives in its own words ("writer" for novelists). Any other qualifier ("in the
+    Louvre") may be anywhere.
+    """
+    if creator is not None and about_maker(spec):
+        wanted = qualifier_terms(spec)[:-1]  # the last word is the maker noun
+        said = says_is(*creator)
+        return [t for t in wanted if not mentions(said, t)]
+    text = f"{work[0]}. {work[1]}"
+    if creator is not None:
+        text += f"\n{creator[0]}. {creator[1]}"
+    return missing_evidence(spec, text)
+
+
 def _has_word(text: str, word: str) -> bool:
     return re.search(rf"\b{re.escape(word.lower())}", text.lower()) is not None
 
@@ -66,7 +120,7 @@ class CorpusActor:
     """Runs one attempt's searches through a SearchProvider; memoises creator lookups."""
 
     provider: SearchProvider
-    _creator_text: dict[str, str] = field(default_factory=dict)
+    _creators: dict[str, Source | None] = field(default_factory=dict)
     searches: int = 0
 
     async def search(self, query: str, k: int) -> list[Source]:
@@ -98,23 +152,34 @@ class CorpusActor:
             return []
         found: list[str] = []
         for hit in await self.search(spec.qualifier, 15):
-            text = f"{hit.description} {hit.text}"
-            qualifies = is_person(hit.description) and not missing_evidence(spec, text)
+            said = (hit.description, hit.text)
+            qualifies = is_person(hit.description) and not qualifier_gaps(spec, said, said)
             if qualifies and hit.title not in spec.exclude_creators:
                 found.append(hit.title)
             if len(found) >= MAX_CREATORS:
                 break
         return found
 
-    async def creator_summary(self, creator: str) -> str:
-        """The description and summary of the article titled `creator` ('' if absent)."""
+    async def creator_article(self, creator: str) -> Source | None:
+        """The article titled `creator` (None if absent)."""
         if not creator:
-            return ""
-        if creator not in self._creator_text:
+            return None
+        if creator not in self._creators:
             hits = await self.search(creator, 3)
             match = next((h for h in hits if h.title.lower() == creator.lower()), None)
-            self._creator_text[creator] = f"{match.description}. {match.text}" if match else ""
-        return self._creator_text[creator]
+            self._creators[creator] = match
+        return self._creators[creator]
+
+    async def creator_summary(self, creator: str) -> str:
+        """The description and summary of the article titled `creator` ('' if absent)."""
+        match = await self.creator_article(creator)
+        return f"{match.description}. {match.text}" if match else ""
+
+    async def gaps(self, candidate: Source, spec: FindSpec) -> list[str]:
+        """The qualifier terms the candidate's evidence does not give (`qualifier_gaps`)."""
+        creator = await self.creator_article(creator_of(candidate.description))
+        said = (creator.description, creator.text) if creator is not None else None
+        return qualifier_gaps(spec, (candidate.description, candidate.text), said)
 
     async def evidence(self, candidate: Source) -> str:
         """What the candidate's article and its creator's article say."""

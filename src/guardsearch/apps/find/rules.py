@@ -5,11 +5,13 @@ Gogh", "French painter (1840–1926)", "Type of painting method"), so code can d
 most cases without a model:
 
 - `no_description`: nothing to judge by;
-- `person`: a lifespan "(1840–1926)" / "(born 1950)" marks a biography;
+- `person`: a lifespan "(1840–1926)" / "(born 1950)" marks a biography, even when the
+  description names the type ("Italian opera composer (1858–1924)");
 - `wrong_type`: the description does not name the item type at all;
 - `category_not_instance`: it names the type only as a kind or a modifier ("Type of
   painting method", "Painting technique", "Paintings, often prehistoric, on cave
-  walls"), not one attributed item;
+  walls", "Annual film festival in France", "Indian film series by Satyajit Ray"),
+  not one attributed item;
 - otherwise the type check passes and the qualifier is checked (evidence, then judge).
 """
 
@@ -31,6 +33,18 @@ _MODIFIER_BEFORE = re.compile(r"\b(of|for|using|with|on|about)\s+$", re.I)
 _ATTRIBUTION_AFTER = re.compile(r"\s*(by|attributed\s+to|from|in|at|of)\b", re.I)
 _SPLIT_HEAD = re.compile(r"\s+(?:in|of|by|from|for|that|who|based|at|on)\s+|[,(;:]")
 _WORD = re.compile(r"[^\W\d_][\w'-]*", re.UNICODE)
+# Where a description's noun phrase ends: a preposition, a conjunction, punctuation.
+_PHRASE_END = re.compile(
+    r"\s+(?:in|of|by|from|for|that|which|who|based|at|on|and|or|with|about|to|over|across"
+    r"|near|under|along|between|through|into|after)\b|[,(;:–—]",
+    re.I,
+)
+# Words after the type that still leave it the head ("Film directed by ...", "Poem
+# dealing with ...", "Poems primarily written ...").
+_PARTICIPLES = frozenset(
+    {"written", "made", "set", "shot", "drawn", "sung", "begun", "done", "built", "known"}
+)
+_NOT_NOUN = ("ed", "ing", "ly")
 _CREATOR = re.compile(r"\b(?:by|attributed\s+to)\s+([^,;()]+?)\s*$", re.I)
 
 
@@ -61,16 +75,29 @@ def creator_of(description: str) -> str:
     return match.group(1).strip() if match else ""
 
 
+def modified_noun(after: str) -> str:
+    """The noun the type word modifies, from the text right after it ("film festival in
+    France" -> festival), or '' when the type word ends its phrase ("film directed by")."""
+    end = _PHRASE_END.search(after)
+    words = _WORD.findall(after[: end.start()] if end else after)
+    nouns = [w for w in words if not (w.lower().endswith(_NOT_NOUN) or w.lower() in _PARTICIPLES)]
+    return nouns[0].lower() if nouns and words and words[0] == nouns[0] else ""
+
+
 def type_rejection(description: str, item_type: str) -> str | None:
     """Why a description is not one `item_type` (a reason), or None if it is one."""
     text = " ".join(description.split())
     if not text:
         return "no_description"
+    if is_person(text):
+        return "person"
     one, many = forms(item_type)
     match = re.search(rf"\b({re.escape(one)}|{re.escape(many)})\b", text, re.I)
     if match is None:
-        return "person" if is_person(text) else "wrong_type"
+        return "wrong_type"
     before, after = text[: match.start()], text[match.end() :]
+    if modified_noun(after):
+        return "category_not_instance"  # "film festival", "song competition"
     grouped = bool(_GROUP_BEFORE.search(before))
     if not grouped and (_MODIFIER_BEFORE.search(before) or _KIND_AFTER.match(after)):
         return "category_not_instance"

@@ -1,8 +1,10 @@
 """The verifier of `find`: objective rules first, a model judge second.
 
 1. the description rules (rules.py) reject what is not one item of the type;
-2. the evidence rule rejects an item when neither its article nor its creator's
-   article mentions the qualifier's words ("impressionist") - cheap and certain;
+2. the evidence rule (act.qualifier_gaps) rejects an item when the evidence does not
+   give the qualifier's words: for a qualifier about the maker ("by Spanish
+   painters") what the creator's own article says the creator is, else anything in
+   the item's or its creator's article - cheap and certain;
 3. only then the model judge is asked, with that evidence, and may still say no.
 """
 
@@ -11,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from guardsearch.apps.find.act import CorpusActor, missing_evidence
+from guardsearch.apps.find.act import CorpusActor
 from guardsearch.apps.find.rules import type_rejection
 from guardsearch.apps.find.spec import FindSpec
 from guardsearch.apps.find.steps import JudgeDraft, judge_step
@@ -41,8 +43,7 @@ class Verifier:
         reason = type_rejection(candidate.description, spec.item_type)
         if reason is not None:
             return Verdict(key=candidate.key, accepted=False, reason=reason, by="rule")
-        evidence = await self.actor.evidence(candidate)
-        missing = missing_evidence(spec, evidence)
+        missing = await self.actor.gaps(candidate, spec)
         if missing:
             return Verdict(
                 key=candidate.key,
@@ -51,6 +52,7 @@ class Verifier:
                 detail="no evidence for: " + ", ".join(missing),
                 by="rule",
             )
+        evidence = await self.actor.evidence(candidate)
         if not self.use_judge:
             return Verdict(key=candidate.key, accepted=True, detail="rules", by="rule")
         variables = {
