@@ -158,11 +158,12 @@ def markdown(report: dict[str, Any]) -> str:
 
 
 def merge(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """`old` rows replaced by `new` ones of the same guard, in the registry's order."""
+    """`old` rows replaced by `new` ones of the same guard, in the registry's order (a
+    guard no longer in the registry leaves the report)."""
     rows = {r["guard"]: r for r in old} | {r["guard"]: r for r in new}
     order = [s.name for s in GUARDS]
     return sorted(
-        rows.values(), key=lambda r: order.index(r["guard"]) if r["guard"] in order else 99
+        (r for r in rows.values() if r["guard"] in order), key=lambda r: order.index(r["guard"])
     )
 
 

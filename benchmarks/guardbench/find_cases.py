@@ -282,3 +282,14 @@ async def judge_model(case: Case, model: Metered) -> bool:
     except StepFailed:
         return False
     return JudgeDraft.model_validate(outcome.value).answer == "yes"
+
+
+async def judge_verifier(case: Case, model: Metered) -> bool:
+    """The verifier as a find run applies it: the type rule and the evidence rule, and
+    the model judge only on what they pass (apps/find/verify.py)."""
+    work = articles()[case.input["work"]]
+    if type_rejection(work.description, case.input["item_type"]) is not None:
+        return False
+    if not judge_evidence(case):
+        return False
+    return await judge_model(case, model)

@@ -51,12 +51,20 @@ async def _support_sources(case: Case, model: Any) -> bool:
     return await research_cases.judge_support(case, as_sources=True)
 
 
+async def _support_texts(case: Case, model: Any) -> bool:
+    return await research_cases.judge_support(case)
+
+
 async def _support_model(case: Case, model: Any) -> bool:
-    return await research_cases.judge_support(case, "model", model)
+    return await research_cases.judge_support(case, "model", model, as_sources=True)
 
 
 async def _find_judge(case: Case, model: Any) -> bool:
     return await find_cases.judge_model(case, model)
+
+
+async def _find_verifier(case: Case, model: Any) -> bool:
+    return await find_cases.judge_verifier(case, model)
 
 
 def _plan_level(level: str) -> GuardSpec:
@@ -74,24 +82,26 @@ GUARDS: tuple[GuardSpec, ...] = (
     GuardSpec(
         name="research-support",
         truth="the answer is the question's answer and the cited source says it",
-        where="loops/research/phases.py synthesize_step guard + citations.py (lexical)",
+        where="loops/research/phases.py synthesize_step guard + citations.py (lexical), "
+        "handed Sources (title and description with the text) as the loop does",
         what="an answer and its cited sources, for a question",
         build=lambda ctx: research_cases.support_cases(ctx["exclude"], ctx["works"]),
-        judge=_async(research_cases.judge_support),
+        judge=_support_sources,
     ),
     GuardSpec(
-        name="research-support-sources",
-        where="the same guard handed Sources (title and description with the text)",
+        name="research-support-texts",
+        where="the same guard handed only each source's text (a caller passing strings)",
         what="the research-support cases",
         truth="as research-support",
         build=lambda ctx: [],
-        judge=_support_sources,
+        judge=_support_texts,
         cases_of="research-support",
     ),
     GuardSpec(
         name="research-support-model",
         truth="as research-support",
-        where="citations.py ModelSupport (--support model)",
+        where="citations.py ModelSupport (--support model): the lexical check, then the "
+        "model's vote",
         what="the same cases, judged by the model",
         build=lambda ctx: [],
         judge=_support_model,
@@ -129,6 +139,16 @@ GUARDS: tuple[GuardSpec, ...] = (
         what="the evidence-rule cases, judged by the model",
         build=lambda ctx: [],
         judge=_find_judge,
+        model=True,
+        cases_of="find-evidence-rule",
+    ),
+    GuardSpec(
+        name="find-verifier",
+        truth="as find-evidence-rule",
+        where="apps/find/verify.py Verifier: type rule, evidence rule, then the model judge",
+        what="the evidence-rule cases, judged as a find run judges a candidate",
+        build=lambda ctx: [],
+        judge=_find_verifier,
         model=True,
         cases_of="find-evidence-rule",
     ),

@@ -61,16 +61,27 @@ async def test_support_off_still_rejects_ids_that_do_not_exist(small_index: Corp
     assert run.response.error.type == "unverified_answer"
 
 
-async def test_support_model_lets_the_model_judge_decide_in_the_guard(
+async def test_support_model_lets_the_model_vote_in_the_guard(
     small_index: CorpusIndex,
 ) -> None:
-    model = research_model(synthesize=VAN_GOGH, support='{"supported": true}')
+    model = research_model(synthesize=ANSWER, support='{"supported": true}')
     run = await loop_for(model, [CorpusProvider(small_index)], support="model").run(QUESTION)
     response = run.response
     assert isinstance(response, AgentResponse), response
     assert response.citations.method == "model" and response.citations.verified == ["[1]"]
     # one verdict per claim/source pair: the final verification reuses the guard's
     assert support_calls(model) == 1
+
+
+async def test_support_model_cannot_pass_what_the_sources_do_not_say(
+    small_index: CorpusIndex,
+) -> None:
+    # The model says yes to everything; the lexical check comes first and says no.
+    model = research_model(synthesize=VAN_GOGH, support='{"supported": true}')
+    run = await loop_for(model, [CorpusProvider(small_index)], support="model").run(QUESTION)
+    assert isinstance(run.response, ErrorResponse)
+    assert run.response.error.type == "unverified_answer"
+    assert support_calls(model) == 0
 
 
 async def test_support_model_feedback_reaches_the_synthesiser(small_index: CorpusIndex) -> None:

@@ -5,8 +5,10 @@
 2. Support: each cited sentence must be backed by its source. By default a lexical
    check: enough of the sentence's content words occur in the source, and every
    number in it does (numbers are where small models invent most). Optionally a
-   model judge (`ModelSupport`) decides instead, at one guarded call per pair, or
-   no support check runs at all (`NoSupportCheck`, `--support off`).
+   model judge (`ModelSupport`, `--support model`) votes too: only on what the
+   lexical check passed, at one guarded call per pair (the model alone accepts most
+   wrong answers: it is one signal, not the judge). Or no support check runs at all
+   (`NoSupportCheck`, `--support off`).
 3. Uncited claims: a sentence without a citation that states a fact must be backed
    by one of the retrieved sources too.
 4. Relevance (lexical judge, when the question is known): a sentence can be true of
@@ -229,10 +231,15 @@ class SupportVerdict(BaseModel):
 
 @dataclass
 class ModelSupport:
-    """A model judge (entailment by the model), guarded and budgeted like any step."""
+    """A model judge (entailment by the model), guarded and budgeted like any step.
+
+    With a `gate` (what `--support model` builds: the lexical check), the model is a
+    second vote: `verify_citations` asks it only about what the gate passed, so it can
+    reject a right-looking answer but never accept one the sources do not back."""
 
     model: Metered
     name: str = "model"
+    gate: LexicalSupport | None = None
 
     def __post_init__(self) -> None:
         # One verdict per (claim, source): the synthesis guard and the final
@@ -272,7 +279,7 @@ def support_judge(
     if method == "model":
         if model is None:
             raise ConfigError("--support model needs a model")
-        return ModelSupport(model)
+        return ModelSupport(model, gate=LexicalSupport(threshold))
     if method == "off":
         return NoSupportCheck()
     raise ConfigError(f"unknown support method {method!r}; use lexical, model or off")
@@ -337,7 +344,8 @@ async def verify_citations(
     with the lexical judge its source must also be about the question's subject, or a
     true sentence from the wrong article ("La bohème ... by Giacomo Puccini") would pass
     for "Who composed Don Giovanni?"; and some verified source must be about what the
-    question asks (`RELEVANCE`). A model judge decides alone.
+    question asks (`RELEVANCE`). A model judge with a lexical gate votes after those
+    checks pass; one without a gate decides alone.
     """
     texts = {i: source_text(s) for i, s in sources.items()}
     subject = subject_terms(question) if question else []
@@ -348,7 +356,10 @@ async def verify_citations(
     listed_only = [i for i in existing if i not in inline]
     parts = sentences(answer) or [answer]
     unmarked = [s for s in parts if not markers(s)] or parts
-    lexical = isinstance(judge, LexicalSupport)
+    base: SupportJudge = judge
+    if isinstance(judge, ModelSupport) and judge.gate is not None:
+        base = judge.gate
+    lexical = isinstance(base, LexicalSupport)
     verdicts: dict[tuple[str, str], bool] = {}
 
     async def check(claim: str, source_id: str) -> bool:
@@ -357,13 +368,15 @@ async def verify_citations(
             source = texts[source_id]
             short = bool(question) and is_short(claim)
             judged = f"{question} {plain(claim)}" if short else claim
-            ok = await judge.supports(judged, source)
+            ok = await base.supports(judged, source)
             if ok and short and lexical:
                 # The fragment itself must be in the source ("Gustave Eiffel" is not in
                 # Las Meninas, however well the question matches it) ...
                 ok = lexical_support(claim, source) >= 0.5
                 # ... and the source must be about most of the question's subject.
                 ok = ok and subject_coverage(subject, source) > 0.5
+            if ok and base is not judge:
+                ok = await judge.supports(judged, source)
             verdicts[key] = ok
         return verdicts[key]
 
