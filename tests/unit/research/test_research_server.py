@@ -37,6 +37,8 @@ async def test_run_returns_a_backwards_compatible_agent_response(
     body = AgentResponse.model_validate(response.json())
     assert body.summary == body.final_answer and "Seurat" in body.summary
     assert body.sources and body.sources[0].id == "[1]"
+    # how feedback steered the run, counted from its trace (core/steering.py)
+    assert body.steering["outputs"] >= 1 and body.steering["repeat_share"] == 0.0
 
 
 async def test_old_clients_may_send_query_instead_of_task(client: httpx.AsyncClient) -> None:
