@@ -48,6 +48,7 @@ from guardsearch.models.base import Model
 from guardsearch.models.metered import Metered
 from guardsearch.prompts import PromptTemplate
 from guardsearch.search.node import Node
+from guardsearch.search.program import ProgramDomain
 from guardsearch.search.space import BaseSpace, Proposal, Root
 
 _NUM = r"-?\d+(?:/\d+)?(?:\.\d+)?"
@@ -368,6 +369,12 @@ class Game24Space(BaseSpace):
 
     def is_terminal(self, node: Node) -> bool:
         return node.state is None or len(node.state["left"]) <= 1
+
+    def program_domain(self) -> ProgramDomain:
+        """The puzzle for the `program` strategy: the model writes the search's code."""
+        from guardsearch.apps.game24.program import game24_domain  # imports this module
+
+        return game24_domain(self.numbers)
 
     def answer(self, node: Node) -> Any:
         if node.state is None or len(node.state["left"]) != 1:

@@ -1,0 +1,239 @@
+"""The Game of 24 for the program strategy: rules in words, tests, exact validator.
+
+A program state is a tuple of `fractions.Fraction`, the numbers left. The tests are
+ours, never the model's: goal soundness on known goal and non-goal states, successor
+soundness (every successor is one legal step, checked with exact arithmetic) and
+completeness (every legal step's state is produced) on states taken from the
+training rows only (rows < `TRAINING_ROWS` of the packaged puzzles: the first rows,
+plus states one and two steps down, including one holding a 0 and one a fraction).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from collections.abc import Sequence
+from fractions import Fraction
+from functools import lru_cache
+from typing import Any
+
+from guardsearch.apps.game24.arith import TARGET, Item, StepError, apply_step, calc, show
+from guardsearch.apps.game24.solve import puzzles
+from guardsearch.apps.game24.space import _line, _state
+from guardsearch.core.digest import stable_digest
+from guardsearch.guards.code_tests import Case
+from guardsearch.search.program import FunctionSpec, ProgramDomain
+
+TRAINING_ROWS = 900
+State = tuple[Fraction, ...]
+STEP_OPS = ("+", "-", "*", "/")
+
+RULES = (
+    "The Game of 24: start from four numbers and reach 24. One step picks two of the "
+    "numbers left and replaces them by their sum, difference (either order), product or "
+    "quotient (either order; never divide by zero). Every number is used exactly once; "
+    "the game is won when a single number is left and it equals 24."
+)
+STATE = (
+    "a tuple of fractions.Fraction, the numbers left, e.g. (Fraction(4), Fraction(6), "
+    "Fraction(10)); it may hold 0, negative numbers and fractions."
+)
+IS_GOAL = (
+    "Return True when the state is won: exactly one number is left and it equals 24. "
+    "Otherwise return False."
+)
+SUCCESSORS = (
+    "Return a list of all states one step away: for every pair of positions i < j, with "
+    "a = state[i] and b = state[j], and for each of a + b, a - b, b - a, a * b, a / b "
+    "(only if b != 0) and b / a (only if a != 0), the tuple of the other numbers with "
+    "the result added. Use exact Fraction arithmetic."
+)
+
+
+def as_number(value: Any) -> Fraction:
+    """A number the generated code returned, as a Fraction (floats rounded to 1e-9)."""
+    if isinstance(value, bool) or not isinstance(value, int | float | Fraction):
+        raise StepError(f"{value!r} is not a number")
+    if isinstance(value, float):
+        return Fraction(value).limit_denominator(10**9)
+    return Fraction(value)
+
+
+def state_key(state: Sequence[Any]) -> tuple[Fraction, ...]:
+    return tuple(sorted(as_number(v) for v in state))
+
+
+def successors(state: Sequence[Fraction]) -> set[State]:
+    """Every state one legal step from `state` (sorted tuples): the validator's own."""
+    out: set[State] = set()
+    for i, j in itertools.combinations(range(len(state)), 2):
+        rest = [v for k, v in enumerate(state) if k not in (i, j)]
+        for a, b in ((state[i], state[j]), (state[j], state[i])):
+            for op in STEP_OPS:
+                try:
+                    out.add(tuple(sorted([*rest, calc(a, op, b)])))
+                except StepError:
+                    continue
+    return out
+
+
+def legal(parent: Sequence[Any], child: Any) -> str | None:
+    """None when `child` is one legal step from `parent`, else why not."""
+    if not isinstance(child, list | tuple):
+        return "a state must be a tuple of numbers"
+    try:
+        key = state_key(child)
+    except StepError as exc:
+        return str(exc)
+    if len(key) != len(parent) - 1:
+        return f"a step leaves {len(parent) - 1} numbers, this has {len(key)}"
+    if key not in successors(state_key(parent)):
+        return "no single + - * / of two numbers left gives it"
+    return None
+
+
+def goal(state: Any) -> str | None:
+    """None when `state` is won, else why not."""
+    try:
+        key = state_key(state)
+    except (StepError, TypeError) as exc:
+        return str(exc)
+    if len(key) != 1:
+        return f"{len(key)} numbers are left, not one"
+    return None if key[0] == TARGET else f"{show(key[0])} is not 24"
+
+
+def _shown(state: Sequence[Fraction]) -> str:
+    return "(" + ", ".join(show(v) for v in state) + ")"
+
+
+def successor_case(state: State) -> Case:
+    """Soundness and completeness of `successors` on `state`."""
+    expected_set = successors(state)
+
+    def check(result: Any) -> str | None:
+        if not isinstance(result, list | tuple):
+            return "it must return a list"
+        produced: set[State] = set()
+        for child in result:
+            why = legal(state, child)
+            if why is not None:
+                return f"{child!r} is not one step away ({why})"
+            produced.add(state_key(child))
+        missing = sorted(expected_set - produced)
+        if missing:
+            return f"{len(missing)} successors are missing, e.g. {_shown(missing[0])}"
+        return None
+
+    return Case(
+        "successors", (state,), check, f"a list of all {len(expected_set)} states one step away"
+    )
+
+
+def goal_case(state: State) -> Case:
+    want = goal(state) is None
+
+    def check(result: Any) -> str | None:
+        if not isinstance(result, bool):
+            return "it must return True or False"
+        return None if result == want else "wrong"
+
+    return Case("is_goal", (state,), check, f"{want} ({goal(state) or 'one number, 24'})")
+
+
+@lru_cache(maxsize=1)
+def training_states() -> tuple[State, ...]:
+    """Test states from the training rows only: three puzzles, a state holding 0, one
+    holding a fraction, and a two-number state (all derived mechanically)."""
+    rows = [tuple(Fraction(int(n)) for n in p.numbers.split()) for p in puzzles()]
+    train = rows[:TRAINING_ROWS]
+    chosen: list[State] = [train[0], train[450], train[TRAINING_ROWS - 1]]
+    with_zero = next(s for r in train for s in sorted(successors(r)) if 0 in s)
+    with_fraction = next(
+        s for s in sorted(successors(train[450])) if any(v.denominator > 1 for v in s)
+    )
+    two = sorted(successors(with_fraction))[0]
+    return (*chosen, with_zero, with_fraction, two)
+
+
+def goal_states() -> tuple[State, ...]:
+    """Known goal and non-goal states (goal soundness)."""
+    f = Fraction
+    return (
+        (f(24),), (f(48, 2),), (f(23),), (f(-24),), (f(1, 24),), (f(24), f(1)),
+        (f(12), f(12)), (f(4), f(6), f(1)),
+    )  # fmt: skip
+
+
+def cases_for(fn: str, state: Any) -> tuple[Case, ...]:
+    """The tests of `fn` on a state where the search found it at fault."""
+    try:
+        key = state_key(state)
+    except (StepError, TypeError):
+        return ()
+    return (successor_case(key),) if fn == "successors" else (goal_case(key),)
+
+
+def describe(path: Sequence[Any]) -> list[tuple[Any, str]]:
+    """A path of program states as the space's states and lines (`a op b = c (left: ...)`)."""
+    items = [Item(v, show(v)) for v in state_key(path[0])]
+    out: list[tuple[Any, str]] = []
+    for child in path[1:]:
+        want = Counter(state_key(child))
+        step = _find_step(items, want)
+        if step is None:  # the validator accepted every step: this cannot happen
+            raise StepError(f"no step from {[show(i.value) for i in items]} to {child}")
+        a, op, b, items = step
+        out.append((_state(items), _line(show(a), op, show(b), items)))
+    return out
+
+
+def _find_step(
+    items: list[Item], want: Counter[Fraction]
+) -> tuple[Fraction, str, Fraction, list[Item]] | None:
+    for i, j in itertools.permutations(range(len(items)), 2):
+        a, b = items[i].value, items[j].value
+        for op in STEP_OPS:
+            try:
+                after = apply_step(items, a, op, b)
+            except StepError:
+                continue
+            if Counter(it.value for it in after) == want:
+                return a, op, b, after
+    return None
+
+
+def game24_domain(numbers: Sequence[Fraction]) -> ProgramDomain:
+    """The Game of 24 from `numbers` as a program domain."""
+    functions = (
+        FunctionSpec(
+            name="is_goal",
+            signature="def is_goal(state):",
+            doc=IS_GOAL,
+            cases=tuple(goal_case(s) for s in goal_states()),
+        ),
+        FunctionSpec(
+            name="successors",
+            signature="def successors(state):",
+            doc=SUCCESSORS,
+            cases=tuple(successor_case(s) for s in training_states()),
+        ),
+    )
+    version = stable_digest(
+        [RULES, STATE, [(f.name, f.signature, f.doc, [(repr(c.args), c.expected) for c in f.cases])
+                        for f in functions]]
+    )  # fmt: skip
+    return ProgramDomain(
+        name="game24",
+        rules=RULES,
+        state=STATE,
+        functions=functions,
+        root=tuple(Fraction(n) for n in numbers),
+        legal=legal,
+        goal=goal,
+        key=state_key,
+        describe=describe,
+        cases_for=cases_for,
+        version=version,
+        max_depth=max(1, len(numbers) - 1),
+    )

@@ -1,0 +1,130 @@
+"""Unit tests as a guard: run a model-written function on known inputs in the sandbox.
+
+A `Case` is one test the domain wrote (never the model): a function, its arguments,
+and a `check` of what came back (None: right; else what is wrong). `CodeGuard` parses
+the module (guards/code.py), refuses what the AST allowlist forbids, then runs every
+case in one sandboxed process (guards/sandbox.py). Its verdict names one of five kinds
+of failure, `parse`, `forbidden`, `hang`, `crash`, `exception`, `wrong answer`, and its
+feedback reads like a failing test: the call, what was expected, what came back.
+The score is the fraction of cases passed (samples are ranked by it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from guardsearch.core.artifact import Artifact
+from guardsearch.core.context import Context
+from guardsearch.core.guard_result import Check, GuardResult
+from guardsearch.guards.code import CodeModule, allowlist_problems
+from guardsearch.guards.sandbox import CallOutcome, Limits, Sandbox
+
+Checker = Callable[[Any], "str | None"]
+MAX_FAILURES_SHOWN = 2
+
+
+@dataclass(frozen=True)
+class Case:
+    """One test: `fn(*args)` must satisfy `check` (None = right, else the problem);
+    `expected` says in words what a right answer is (for the feedback)."""
+
+    fn: str
+    args: tuple[Any, ...]
+    check: Checker
+    expected: str
+
+
+def show_call(fn: str, args: Sequence[Any]) -> str:
+    return f"{fn}({', '.join(show_value(a) for a in args)})"
+
+
+def show_value(value: Any, limit: int = 300) -> str:
+    text = repr(_plain(value))
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _plain(value: Any) -> Any:
+    """Fractions as the model writes them (Fraction(8, 3)), whole ones as ints."""
+    from fractions import Fraction
+
+    if isinstance(value, Fraction) and value.denominator == 1:
+        return int(value)
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_plain(v) for v in value)
+    return value
+
+
+def case_failure(case: Case, outcome: CallOutcome) -> tuple[str, str] | None:
+    """(kind, feedback) when `outcome` fails `case`, else None."""
+    call = show_call(case.fn, case.args)
+    if outcome.kind == "hang":
+        return "hang", f"{call} did not finish: {outcome.error}; expected {case.expected}"
+    if outcome.kind == "crash":
+        return "crash", f"{call} crashed the process: {outcome.error}; expected {case.expected}"
+    if outcome.kind == "exception":
+        return "exception", f"{call} raised {outcome.error}; expected {case.expected}"
+    try:
+        problem = case.check(outcome.value)
+    except Exception as exc:  # a result of a shape the check did not foresee
+        problem = f"the result could not be checked ({type(exc).__name__}: {exc})"
+    if problem is None:
+        return None
+    return (
+        "wrong answer",
+        f"{call} returned {show_value(outcome.value)}: {problem}; expected {case.expected}",
+    )
+
+
+@dataclass
+class CodeGuard:
+    """Judges a `CodeModule` by the allowlist and by `cases` run in a sandbox."""
+
+    cases: Sequence[Case]
+    limits: Limits = field(default_factory=Limits)
+    name: str = "code-tests"
+
+    async def check(self, artifact: Artifact, context: Context) -> GuardResult:
+        module = artifact.value
+        if not isinstance(module, CodeModule):
+            return GuardResult.fail("no code to test", "parse")
+        return await run_cases(module.source, self.cases, self.limits, self.name)
+
+
+async def run_cases(
+    source: str, cases: Sequence[Case], limits: Limits, name: str = "code-tests"
+) -> GuardResult:
+    """The verdict of `cases` on `source`: forbidden constructs first, then the tests."""
+    problems = allowlist_problems(source, limits.allowed)
+    if problems:
+        return _verdict(name, "forbidden", "the code is not allowed: " + "; ".join(problems[:3]))
+    async with Sandbox(source, limits) as box:
+        if box.loaded.kind != "ok":
+            return _verdict(name, box.loaded.kind, f"the module failed: {box.loaded.error}")
+        outcomes = await box.call_many([(c.fn, c.args) for c in cases])
+    failures = [f for c, o in zip(cases, outcomes, strict=True) if (f := case_failure(c, o))]
+    passed = len(cases) - len(failures)
+    checks = tuple(
+        Check(name=f"case{i}", passed=case_failure(c, o) is None)
+        for i, (c, o) in enumerate(zip(cases, outcomes, strict=True))
+    )
+    if not failures:
+        return GuardResult(passed=True, score=1.0, guard=name, checks=checks,
+                           feedback=f"all {len(cases)} tests pass")  # fmt: skip
+    kind = failures[0][0]
+    shown = "; ".join(text for _, text in failures[:MAX_FAILURES_SHOWN])
+    feedback = f"{kind}: {len(failures)} of {len(cases)} tests fail. {shown}"
+    return GuardResult(
+        passed=False,
+        feedback=feedback,
+        score=passed / len(cases) if cases else 0.0,
+        guard=f"{name}:{kind}",
+        checks=checks,
+    )
+
+
+def _verdict(name: str, kind: str, feedback: str) -> GuardResult:
+    return GuardResult.fail(f"{kind}: {feedback}", f"{name}:{kind}")

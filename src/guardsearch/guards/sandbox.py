@@ -1,0 +1,209 @@
+"""Run model-written functions in a separate, confined process (never in ours).
+
+A `Sandbox` is one child process (guards/sandbox_runner.py, started with `python -I
+-S`, an empty environment and a fresh temporary working directory) that loads one
+module and then answers calls in batches: a whole test suite, or a whole level of a
+search, costs one round trip, not one process per input. The child drops root, caps
+its CPU time (`RLIMIT_CPU`), address space (`RLIMIT_AS`), processes (`RLIMIT_NPROC`)
+and file writes (`RLIMIT_FSIZE`); this side enforces a wall-clock deadline per batch
+and kills the child when it passes. Each call's `CallOutcome` says which of four things
+happened: `ok` (a value), `exception` (the function raised), `hang` (CPU or wall-clock
+limit: the process was killed), `crash` (the process died another way).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Literal
+
+from guardsearch.guards.code import ALLOWED_IMPORTS
+
+RUNNER = Path(__file__).with_name("sandbox_runner.py")
+CallKind = Literal["ok", "exception", "hang", "crash"]
+_LINE_LIMIT = 4_000_000
+
+
+@dataclass(frozen=True, kw_only=True)
+class Limits:
+    """What one sandboxed process may use: CPU seconds (its whole life), memory (MB of
+    address space), wall-clock seconds per batch of calls, and the modules it may import."""
+
+    cpu_seconds: int = 20
+    memory_mb: int = 512
+    wall_seconds: float = 10.0
+    allowed: frozenset[str] = ALLOWED_IMPORTS
+
+
+@dataclass(frozen=True)
+class CallOutcome:
+    """What one call did: `kind`, the value it returned (`ok`) or the error text."""
+
+    kind: CallKind
+    value: Any = None
+    error: str = ""
+
+
+def encode(value: Any) -> Any:
+    """A value as the child reads it (tuples and lists as arrays, Fractions tagged)."""
+    if isinstance(value, Fraction):
+        return {"$q": [value.numerator, value.denominator]}
+    if isinstance(value, list | tuple):
+        return [encode(v) for v in value]
+    if isinstance(value, dict):
+        return {k: encode(v) for k, v in value.items()}
+    return value
+
+
+def decode(value: Any) -> Any:
+    """A value the child sent back (arrays as lists, `$q` as Fraction, `$repr` kept)."""
+    if isinstance(value, list):
+        return [decode(v) for v in value]
+    if isinstance(value, dict):
+        if "$q" in value and len(value) == 1:
+            n, d = value["$q"]
+            return Fraction(n, d)
+        if "$repr" in value and len(value) == 1:
+            return Unrepresentable(str(value["$repr"]))
+        return {k: decode(v) for k, v in value.items()}
+    return value
+
+
+@dataclass(frozen=True)
+class Unrepresentable:
+    """A returned value the child could not send as data; `text` is its repr."""
+
+    text: str
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+class Sandbox:
+    """One confined child process running one module; use as `async with Sandbox(...)`.
+
+    `loaded` is the outcome of loading the module (`ok`, or why it failed). After a
+    `hang` or `crash` the process is gone: later calls come back as that outcome too.
+    """
+
+    def __init__(self, source: str, limits: Limits | None = None) -> None:
+        self.source = source
+        self.limits = limits or Limits()
+        self.loaded: CallOutcome = CallOutcome("crash", error="not started")
+        self._proc: asyncio.subprocess.Process | None = None
+        self._dir: str | None = None
+        self._dead: CallOutcome | None = None
+
+    async def __aenter__(self) -> Sandbox:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def start(self) -> CallOutcome:
+        limits = self.limits
+        self._dir = tempfile.mkdtemp(prefix="gs-sandbox-")
+        self._proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-I", "-S", str(RUNNER),
+            str(limits.cpu_seconds), str(limits.memory_mb * 1024 * 1024),
+            ",".join(sorted(limits.allowed)),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env={"PATH": os.defpath, "LC_ALL": "C.UTF-8"},  # no inherited secrets
+            cwd=self._dir,
+            limit=_LINE_LIMIT,
+            start_new_session=True,
+        )  # fmt: skip
+        [self.loaded] = await self._exchange([{"source": self.source}])
+        if self.loaded.kind == "exception":
+            self.loaded = CallOutcome("exception", error=f"loading the module: {self.loaded.error}")
+        return self.loaded
+
+    async def call(self, fn: str, *args: Any) -> CallOutcome:
+        [out] = await self.call_many([(fn, args)])
+        return out
+
+    async def call_many(self, calls: Sequence[tuple[str, Sequence[Any]]]) -> list[CallOutcome]:
+        """Each (function name, arguments) in one batch, under one wall-clock deadline."""
+        if self.loaded.kind != "ok":
+            return [self._dead or self.loaded for _ in calls]
+        return await self._exchange([{"fn": fn, "args": encode(list(a))} for fn, a in calls])
+
+    async def _exchange(self, lines: list[dict[str, Any]]) -> list[CallOutcome]:
+        proc = self._proc
+        if self._dead is not None or proc is None or proc.stdin is None or proc.stdout is None:
+            return [self._dead or CallOutcome("crash", error="the sandbox is not running")] * len(
+                lines
+            )
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # reading says how
+            proc.stdin.write("".join(json.dumps(m) + "\n" for m in lines).encode())
+        out: list[CallOutcome] = []
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.limits.wall_seconds
+        while len(out) < len(lines):
+            try:
+                raw = await asyncio.wait_for(proc.stdout.readline(), deadline - loop.time())
+            except TimeoutError:
+                self._dead = CallOutcome(
+                    "hang", error=f"no answer within {self.limits.wall_seconds:g} s (killed)"
+                )
+                await self._kill()
+                break
+            except ValueError:  # a line over the limit
+                self._dead = CallOutcome("crash", error="the answer was too large")
+                await self._kill()
+                break
+            if not raw:
+                self._dead = await self._death()
+                break
+            message = json.loads(raw)
+            if message.get("ok"):
+                out.append(CallOutcome("ok", value=decode(message.get("value"))))
+            else:
+                out.append(CallOutcome("exception", error=str(message.get("error", ""))))
+        return out + [self._dead or CallOutcome("crash")] * (len(lines) - len(out))
+
+    async def _death(self) -> CallOutcome:
+        proc = self._proc
+        assert proc is not None
+        code = await proc.wait()
+        err = (await proc.stderr.read()).decode(errors="replace")[-300:] if proc.stderr else ""
+        if code in (-signal.SIGXCPU, -signal.SIGKILL):
+            limit = self.limits.cpu_seconds
+            return CallOutcome("hang", error=f"used up its {limit} s of CPU time (killed)")
+        if "MemoryError" in err:
+            return CallOutcome("crash", error=f"ran out of memory ({self.limits.memory_mb} MB)")
+        why = f"signal {-code}" if code < 0 else f"exit status {code}"
+        return CallOutcome("crash", error=f"the process died ({why}) {err.strip()}".strip())
+
+    async def _kill(self) -> None:
+        proc = self._proc
+        if proc is not None and proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            await proc.wait()
+
+    async def close(self) -> None:
+        proc = self._proc
+        if proc is not None:
+            if proc.stdin is not None and not proc.stdin.is_closing():
+                proc.stdin.close()
+            try:
+                await asyncio.wait_for(proc.wait(), 2)
+            except TimeoutError:
+                await self._kill()
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None

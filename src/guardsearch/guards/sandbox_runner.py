@@ -1,0 +1,142 @@
+"""The sandbox's child process: run model-written functions on given inputs, line by line.
+
+Run as a script (`python -I -S sandbox_runner.py CPU_SECONDS MEMORY_BYTES ALLOWED`) by
+guards/sandbox.py, never imported by the package: it imports only the standard
+library. Before reading any code it imports the allowed modules, then drops root
+(to nobody), and sets its limits: CPU time, address space, no new processes, no file
+writes. The module's builtins have no `open`, `exec`, `eval`, `compile`, `input`, and an
+`__import__` that admits only the allowed modules; `print` prints nothing.
+
+Protocol (JSON Lines on stdin/stdout): the first line is `{"source": ...}`, answered by
+`{"ok": true}` or `{"ok": false, "error": ...}`; then each line `{"fn": name, "args":
+[...]}` is answered by `{"ok": true, "value": ...}` or `{"ok": false, "error": ...}`.
+JSON arrays arrive as tuples, `{"$q": [n, d]}` is a Fraction; results travel back the
+same way (`{"$repr": ...}` for a value JSON cannot carry).
+"""
+
+import builtins
+import contextlib
+import importlib
+import json
+import math
+import os
+import resource
+import sys
+from fractions import Fraction
+from typing import Any
+
+MAX_LINE = 2_000_000
+NOBODY = 65534
+BANNED = (
+    "open", "exec", "eval", "compile", "globals", "locals", "vars", "getattr", "setattr",
+    "delattr", "input", "breakpoint", "memoryview", "help", "exit", "quit",
+)  # fmt: skip
+
+
+def decode(value: Any) -> Any:
+    if isinstance(value, list):
+        return tuple(decode(v) for v in value)
+    if isinstance(value, dict):
+        if "$q" in value:
+            n, d = value["$q"]
+            return Fraction(n, d)
+        return {k: decode(v) for k, v in value.items()}
+    return value
+
+
+def encode(value: Any, depth: int = 0) -> Any:
+    if depth > 50:
+        return {"$repr": "<nested too deep>"}
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return value if abs(value) < 10**300 else {"$repr": "<huge integer>"}
+    if isinstance(value, float):
+        return value if math.isfinite(value) else {"$repr": repr(value)}
+    if isinstance(value, Fraction):
+        return {"$q": [value.numerator, value.denominator]}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [encode(v, depth + 1) for v in value]
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {k: encode(v, depth + 1) for k, v in value.items()}
+    return {"$repr": repr(value)[:200]}
+
+
+def confine(cpu_seconds: int, memory_bytes: int) -> None:
+    """Drop root, then cap CPU time, memory, processes and file writes."""
+    if os.getuid() == 0:
+        os.setgroups([])
+        os.setgid(NOBODY)
+        os.setuid(NOBODY)
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
+    resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+    resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def safe_builtins(allowed: frozenset[str]) -> dict[str, Any]:
+    def guarded_import(
+        name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0
+    ) -> Any:
+        if level or name.split(".")[0] not in allowed:
+            raise ImportError(f"import of {name!r} is not allowed")
+        module = importlib.import_module(name)
+        return module if fromlist else importlib.import_module(name.split(".")[0])
+
+    table = {k: v for k, v in vars(builtins).items() if k not in BANNED}
+    table["__import__"] = guarded_import
+    table["print"] = lambda *args, **kwargs: None
+    return table
+
+
+def reply(message: dict[str, Any]) -> None:
+    line = json.dumps(message)
+    if len(line) > MAX_LINE:
+        line = json.dumps({"ok": False, "error": f"OutputTooLarge: {len(line)} bytes of result"})
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def error_text(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {str(exc)[:300]}"
+
+
+def main() -> None:
+    cpu_seconds, memory_bytes = int(sys.argv[1]), int(sys.argv[2])
+    allowed = frozenset(sys.argv[3].split(",")) if len(sys.argv) > 3 else frozenset()
+    for name in sorted(allowed):  # load before the limits: imports need files and memory
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+    stdin, stdout = sys.stdin, sys.stdout
+    confine(cpu_seconds, memory_bytes)
+    first = stdin.readline()
+    if not first:
+        return
+    namespace: dict[str, Any] = {"__builtins__": safe_builtins(allowed), "__name__": "generated"}
+    try:
+        exec(compile(json.loads(first)["source"], "<generated>", "exec"), namespace)
+    except BaseException as exc:  # the module itself fails to load: say why, stop
+        reply({"ok": False, "error": error_text(exc)})
+        return
+    reply({"ok": True})
+    for line in stdin:
+        request = json.loads(line)
+        fn = namespace.get(request["fn"])
+        if not callable(fn):
+            reply({"ok": False, "error": f"NameError: {request['fn']} is not defined"})
+            continue
+        try:
+            value = fn(*decode(request["args"]))
+            reply({"ok": True, "value": encode(value)})
+        except RecursionError as exc:
+            reply({"ok": False, "error": error_text(exc)})
+        except MemoryError:
+            reply({"ok": False, "error": "MemoryError: ran out of memory"})
+        except Exception as exc:
+            reply({"ok": False, "error": error_text(exc)})
+    stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,126 @@
+"""The `program` strategy on scripted models: code written under the domain's tests,
+search-time faults sent back, the cache, bare retries, and the CLI."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from guardsearch import ScriptedModel
+from guardsearch.apps.game24 import check_answer, parse_numbers, solve_game24
+from guardsearch.apps.game24.program import game24_domain, successors, training_states
+from guardsearch.cli import app
+from guardsearch.guards.code_tests import run_cases
+from guardsearch.guards.sandbox import Limits
+from guardsearch.search.program import BARE_RETRY
+
+GOAL = "def is_goal(state):\n    return len(state) == 1 and state[0] == 24\n"
+SUCC = """
+def successors(state):
+    out = []
+    n = len(state)
+    for i in range(n):
+        for j in range(i + 1, n):
+            a, b = state[i], state[j]
+            rest = [state[k] for k in range(n) if k not in (i, j)]
+            vals = [a + b, a - b, b - a, a * b]
+            if b != 0:
+                vals.append(a / b)
+            if a != 0:
+                vals.append(b / a)
+            out.extend(tuple(rest + [v]) for v in vals)
+    return out
+"""
+NO_ZERO_CHECK = SUCC.replace("if b != 0:\n                ", "").replace(
+    "if a != 0:\n                ", ""
+)
+# Passes every training test, but breaks the rules on states holding a 10.
+CHEATS_ON_TEN = SUCC.replace(
+    "    return out", "    return [s + (1,) for s in out] if 10 in state else out"
+)
+
+
+def fenced(code: str) -> str:
+    return f"```python\n{code}```"
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("GUARDSEARCH_HOME", str(tmp_path))
+    return tmp_path
+
+
+async def test_the_domain_tests_accept_right_code_and_catch_division_by_zero() -> None:
+    domain = game24_domain(parse_numbers("4 5 6 10"))
+    limits = Limits()
+    assert (await run_cases(GOAL, domain.function("is_goal").cases, limits)).passed
+    assert (await run_cases(SUCC, domain.function("successors").cases, limits)).passed
+    bad = await run_cases(NO_ZERO_CHECK, domain.function("successors").cases, limits)
+    assert "ZeroDivisionError" in bad.feedback and "successors((0, 4, 6))" in bad.feedback
+    assert any(0 in s for s in training_states())  # the test that catches it is there
+
+
+async def test_independent_samples_then_a_solution_and_a_free_second_puzzle() -> None:
+    model = ScriptedModel([fenced(GOAL), fenced(NO_ZERO_CHECK), fenced(SUCC)])
+    first = await solve_game24("4 5 6 10", strategy="program", model=model)
+    assert first["succeeded"] and first["calls"] == 3
+    assert check_answer(parse_numbers("4 5 6 10"), first["answer"]) is None
+    again = await solve_game24("1 1 4 6", strategy="program", model=model)
+    assert again["succeeded"] and again["calls"] == 0
+
+
+async def test_a_search_time_fault_sends_the_function_back_with_the_state() -> None:
+    model = ScriptedModel([fenced(GOAL), fenced(CHEATS_ON_TEN), fenced(SUCC)])
+    result = await solve_game24("4 5 6 10", strategy="program", model=model)
+    assert result["succeeded"] and result["calls"] == 3
+    rewrite = model.requests[2].messages[0].content
+    assert "At search time" in rewrite and "not a legal move" in rewrite
+
+
+async def test_feedback_off_retries_say_only_try_again() -> None:
+    wrong = "def is_goal(state):\n    return True\n"
+    model = ScriptedModel([fenced(wrong), fenced(wrong), fenced(GOAL), fenced(SUCC)])
+    result = await solve_game24(
+        "4 5 6 10", strategy="program", model=model, samples=1, feedback=False
+    )
+    assert result["succeeded"]
+    retry = "\n".join(m.content for m in model.requests[1].messages)
+    assert BARE_RETRY in retry and "is_goal((23,))" not in retry
+    with_feedback = ScriptedModel([fenced(wrong), fenced(GOAL), fenced(SUCC)])
+    await solve_game24("4 5 6 10", strategy="program", model=with_feedback, samples=1,
+                       cache=False)  # fmt: skip
+    said = "\n".join(m.content for m in with_feedback.requests[1].messages)
+    assert "is_goal((23,)) returned True" in said
+
+
+async def test_code_that_never_passes_ends_the_search_all_pruned() -> None:
+    model = ScriptedModel([fenced("def is_goal(state):\n    return 1 / 0\n")], repeat_last=True)
+    result = await solve_game24(
+        "4 5 6 10", strategy="program", model=model, samples=2, retries=1, cache=False
+    )
+    assert not result["succeeded"] and result["termination"] == "all_pruned"
+    assert result["calls"] == 3
+
+
+def test_the_validator_knows_every_legal_step() -> None:
+    states = successors((Fraction(4), Fraction(6)))
+    assert (Fraction(24),) in states and (Fraction(2, 3),) in states and len(states) == 6
+
+
+def test_cli_solves_with_the_program_strategy(tmp_path: Path) -> None:
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps([fenced(GOAL), fenced(SUCC)]))
+    spec = f"scripted:{answers}"
+    runner = CliRunner()
+    args = ["solve", "game24", "4 5 6 10", "--strategy", "program", "--model", spec, "--json"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["calls"] == 2
+    result = runner.invoke(app, ["solve", "game24", "3 3 8 8", "--strategy", "program",
+                                 "--model", spec, "--json"])  # fmt: skip
+    payload = json.loads(result.stdout)
+    assert payload["succeeded"] and payload["calls"] == 0

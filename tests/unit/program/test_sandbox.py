@@ -1,0 +1,114 @@
+"""The sandbox: forbidden code is refused before it runs, and what slips through is
+confined by the child process (no files, no processes, no secrets, CPU/memory/wall)."""
+
+from __future__ import annotations
+
+import pytest
+
+from guardsearch.core.errors import ParseError
+from guardsearch.guards.code import ALLOWED_IMPORTS, allowlist_problems, parse_module
+from guardsearch.guards.code_tests import Case, run_cases
+from guardsearch.guards.sandbox import Limits, Sandbox
+
+FAST = Limits(cpu_seconds=2, memory_mb=256, wall_seconds=4.0)
+# The process-level tests let `os`/`time` in past the allowlist on purpose: they show
+# what the child process itself stops when code gets that far.
+LOOSE = Limits(cpu_seconds=2, memory_mb=256, wall_seconds=4.0,
+               allowed=ALLOWED_IMPORTS | {"os", "time"})  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("source", "why"),
+    [
+        ("import os\ndef f(x):\n    return os.listdir('.')", "import of 'os'"),
+        ("import subprocess\ndef f(x):\n    return 1", "import of 'subprocess'"),
+        ("from os import path\ndef f(x):\n    return 1", "import of 'os'"),
+        ("def f(x):\n    return open('/etc/passwd').read()", "'open' is not allowed"),
+        ("def f(x):\n    return eval('1')", "'eval' is not allowed"),
+        ("def f(x):\n    return __import__('os')", "'__import__' is not allowed"),
+        ("def f(x):\n    return x.__class__.__bases__", "dunder attribute"),
+    ],
+)
+def test_the_allowlist_names_what_it_refuses(source: str, why: str) -> None:
+    problems = allowlist_problems(source)
+    assert any(why in p for p in problems), problems
+
+
+def test_allowed_imports_pass_the_allowlist() -> None:
+    source = (
+        "import itertools\nfrom fractions import Fraction\nimport math\ndef f(x):\n    return x"
+    )
+    assert allowlist_problems(source) == []
+
+
+def test_parse_keeps_definitions_and_drops_what_runs_on_import() -> None:
+    text = (
+        "Here you go:\n```python\ndef is_goal(s):\n    return len(s) == 1\n\n"
+        "print(is_goal((1,)))\nif __name__ == '__main__':\n    is_goal((2,))\n```\nDone."
+    )
+    module = parse_module(text, ["is_goal"])
+    assert "print" not in module.source and "__main__" not in module.source
+    assert module.functions == ("is_goal",)
+    with pytest.raises(ParseError, match=r"does not define successors\(\)"):
+        parse_module(text, ["successors"])
+    with pytest.raises(ParseError, match="does not parse"):
+        parse_module("def f(:\n  pass", ["f"])
+
+
+async def _one(source: str, fn: str = "f", limits: Limits = LOOSE) -> object:
+    async with Sandbox(source, limits) as box:
+        return await box.call(fn, 1)
+
+
+async def test_sleeping_forever_is_killed_as_a_hang() -> None:
+    out = await _one("import time\ndef f(x):\n    time.sleep(1000)")
+    assert out.kind == "hang" and "killed" in out.error
+
+
+async def test_a_busy_loop_is_killed_as_a_hang() -> None:
+    out = await _one("def f(x):\n    while True:\n        x += 1")
+    assert out.kind == "hang"
+
+
+async def test_unbounded_allocation_runs_out_of_memory() -> None:
+    out = await _one("def f(x):\n    a = []\n    while True:\n        a.append(bytearray(10**7))")
+    assert out.kind in ("exception", "crash") and "memory" in out.error.lower()
+
+
+async def test_fork_is_refused_by_the_process_limits() -> None:
+    out = await _one("import os\ndef f(x):\n    return os.fork()")
+    assert out.kind == "exception" and ("BlockingIOError" in out.error or "Permission" in out.error)
+
+
+async def test_files_cannot_be_opened_or_written() -> None:
+    out = await _one("def f(x):\n    return open('/etc/hostname').read()")
+    assert out.kind == "exception" and "NameError" in out.error
+    out = await _one(
+        "import os\ndef f(x):\n    return os.open('leak.txt', os.O_CREAT | os.O_WRONLY)"
+    )
+    assert out.kind == "exception"
+
+
+async def test_the_child_inherits_no_environment_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GS_TEST_SECRET", "hunter2")
+    out = await _one("import os\ndef f(x):\n    return sorted(os.environ)")
+    assert out.kind == "ok" and "GS_TEST_SECRET" not in out.value
+
+
+async def test_imports_outside_the_allowlist_fail_at_run_time_too() -> None:
+    out = await _one("def f(x):\n    import subprocess\n    return 1", limits=FAST)
+    assert out.kind == "exception" and "not allowed" in out.error
+
+
+async def test_verdicts_name_the_input_what_was_expected_and_what_came_back() -> None:
+    cases = [Case("double", (3,), lambda got: None if got == 6 else "wrong", "6")]
+    wrong = await run_cases("def double(x):\n    return x + 1", cases, FAST)
+    assert wrong.guard.endswith("wrong answer")
+    assert "double(3) returned 4" in wrong.feedback and "expected 6" in wrong.feedback
+    raised = await run_cases("def double(x):\n    return x / 0", cases, FAST)
+    assert raised.guard.endswith("exception") and "ZeroDivisionError" in raised.feedback
+    hung = await run_cases("def double(x):\n    while True:\n        pass", cases, FAST)
+    assert hung.guard.endswith("hang") and "did not finish" in hung.feedback
+    forbidden = await run_cases("import os\ndef double(x):\n    return 6", cases, FAST)
+    assert forbidden.guard.endswith("forbidden") and not forbidden.passed
+    assert (await run_cases("def double(x):\n    return 2 * x", cases, FAST)).passed
