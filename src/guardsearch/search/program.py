@@ -57,7 +57,8 @@ class ProgramDomain:
     `key` makes states comparable for dedup; `describe(path)` turns the states of a
     solution path into (space state, text) per step after the root; `cases_for(fn,
     state)` builds the tests of `fn` on a state where the search found it at fault.
-    `version` changes whenever the rules or tests do (it keys the code cache).
+    `version` changes whenever the rules or tests do (it keys the code cache);
+    `goal_args` follow the state in every `is_goal` call (e.g. the goal configuration).
     """
 
     name: str
@@ -72,9 +73,24 @@ class ProgramDomain:
     cases_for: Callable[[str, Any], tuple[Case, ...]]
     version: str
     max_depth: int = 8
+    goal_args: tuple[Any, ...] = ()
 
     def function(self, name: str) -> FunctionSpec:
         return next(f for f in self.functions if f.name == name)
+
+
+def domain_version(rules: str, state: str, functions: Sequence[FunctionSpec]) -> str:
+    """A digest of what defines a domain's code: rules, state, signatures, docs, tests."""
+    return stable_digest(
+        [
+            rules,
+            state,
+            [
+                (f.name, f.signature, f.doc, [(repr(c.args), c.expected) for c in f.cases])
+                for f in functions
+            ],
+        ]
+    )
 
 
 @runtime_checkable
@@ -226,7 +242,8 @@ async def run_program(
         root_key = domain.key(domain.root)
         parents: dict[Hashable, tuple[Hashable | None, Any]] = {root_key: (None, domain.root)}
         frontier = [domain.root]
-        [first] = await goal.call_many([("is_goal", (domain.root,))])
+        extra = domain.goal_args
+        [first] = await goal.call_many([("is_goal", (domain.root, *extra))])
         if first.kind == "ok" and first.value is True and domain.goal(domain.root) is None:
             run.path = [domain.root]
             return run
@@ -249,13 +266,13 @@ async def run_program(
                     parents[key] = (domain.key(parent), child)
                     children.append((parent, child))
             run.generated += len(children)
-            verdicts = await goal.call_many([("is_goal", (c,)) for _, c in children])
+            verdicts = await goal.call_many([("is_goal", (c, *extra)) for _, c in children])
             for (_, child), out in zip(children, verdicts, strict=True):
                 if out.kind != "ok" or not isinstance(out.value, bool):
                     got = out.error if out.kind != "ok" else show_value(out.value)
                     run.fault = CodeFault(
                         "is_goal", child,
-                        f"{show_call('is_goal', (child,))} gave {out.kind} {got}; "
+                        f"{show_call('is_goal', (child, *extra))} gave {out.kind} {got}; "
                         "expected True or False",
                     )  # fmt: skip
                     return run
@@ -264,7 +281,7 @@ async def run_program(
                     if why is not None:
                         run.fault = CodeFault(
                             "is_goal", child,
-                            f"{show_call('is_goal', (child,))} returned True, "
+                            f"{show_call('is_goal', (child, *extra))} returned True, "
                             f"but it is not a goal: {why}",
                         )  # fmt: skip
                         return run

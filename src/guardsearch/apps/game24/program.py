@@ -20,9 +20,8 @@ from typing import Any
 from guardsearch.apps.game24.arith import TARGET, Item, StepError, apply_step, calc, show
 from guardsearch.apps.game24.solve import puzzles
 from guardsearch.apps.game24.space import _line, _state
-from guardsearch.core.digest import stable_digest
 from guardsearch.guards.code_tests import Case
-from guardsearch.search.program import FunctionSpec, ProgramDomain
+from guardsearch.search.program import FunctionSpec, ProgramDomain, domain_version
 
 TRAINING_ROWS = 900
 State = tuple[Fraction, ...]
@@ -219,10 +218,7 @@ def game24_domain(numbers: Sequence[Fraction]) -> ProgramDomain:
             cases=tuple(successor_case(s) for s in training_states()),
         ),
     )
-    version = stable_digest(
-        [RULES, STATE, [(f.name, f.signature, f.doc, [(repr(c.args), c.expected) for c in f.cases])
-                        for f in functions]]
-    )  # fmt: skip
+    version = domain_version(RULES, STATE, functions)
     return ProgramDomain(
         name="game24",
         rules=RULES,

