@@ -36,6 +36,47 @@ class Case:
     expected: str
 
 
+def successors_case(
+    state: Any,
+    expected: set[Any],
+    legal: Callable[[Any, Any], str | None],
+    key: Callable[[Any], Any],
+    show: Callable[[Any], str] = repr,
+) -> Case:
+    """The generic successor test on a known `state`: soundness (every state returned is
+    `legal` from it, by the domain's validator) and completeness (every state in
+    `expected`, compared by `key`, is among them)."""
+
+    def check(result: Any) -> str | None:
+        if not isinstance(result, list | tuple):
+            return "it must return a list"
+        produced = set()
+        for child in result:
+            why = legal(state, child)
+            if why is not None:
+                return f"{child!r} is not one move away ({why})"
+            produced.add(key(child))
+        missing = sorted(expected - produced)
+        return (
+            f"{len(missing)} successors are missing, e.g. {show(missing[0])}" if missing else None
+        )
+
+    return Case(
+        "successors", (state,), check, f"a list of all {len(expected)} states one move away"
+    )
+
+
+def goal_test_case(args: tuple[Any, ...], want: bool, why: str = "") -> Case:
+    """The generic goal test: `is_goal(*args)` must return exactly `want` (a bool)."""
+
+    def check(result: Any) -> str | None:
+        if not isinstance(result, bool):
+            return "it must return True or False"
+        return None if result == want else "wrong"
+
+    return Case("is_goal", args, check, f"{want} ({why})" if why else str(want))
+
+
 def show_call(fn: str, args: Sequence[Any]) -> str:
     return f"{fn}({', '.join(show_value(a) for a in args)})"
 

@@ -32,7 +32,8 @@ def successors(state):
     return out
 """
 # Forgets the moves onto the table: fails completeness.
-NO_TABLE = SUCC.replace("        if left:\n            out.append(tuple(rest + [left, (block,)]))\n", "")
+TABLE_MOVE = "        if left:\n            out.append(tuple(rest + [left, (block,)]))\n"
+NO_TABLE = SUCC.replace(TABLE_MOVE, "")
 
 
 def fenced(code: str) -> str:

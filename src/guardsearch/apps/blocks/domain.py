@@ -17,7 +17,7 @@ from typing import Any
 
 from guardsearch.core.context import Context
 from guardsearch.core.errors import ConfigError
-from guardsearch.guards.code_tests import Case
+from guardsearch.guards.code_tests import Case, goal_test_case, successors_case
 from guardsearch.search.node import Node
 from guardsearch.search.program import FunctionSpec, ProgramDomain, domain_version
 from guardsearch.search.space import BaseSpace, Root
@@ -116,34 +116,11 @@ def _shown(state: Sequence[Sequence[str]]) -> str:
 
 
 def successor_case(state: State) -> Case:
-    expected = successors(state)
-
-    def check(result: Any) -> str | None:
-        if not isinstance(result, list | tuple):
-            return "it must return a list"
-        produced = set()
-        for child in result:
-            why = legal(state, child)
-            if why is not None:
-                return f"{child!r} is not one move away ({why})"
-            produced.add(canonical(child))
-        missing = sorted(expected - produced)
-        return f"{len(missing)} successors are missing, e.g. {missing[0]!r}" if missing else None
-
-    return Case(
-        "successors", (state,), check, f"a list of all {len(expected)} states one move away"
-    )
+    return successors_case(state, successors(state), legal, canonical)
 
 
 def goal_case(state: Any, goal: State) -> Case:
-    want = canonical(state) == goal
-
-    def check(result: Any) -> str | None:
-        if not isinstance(result, bool):
-            return "it must return True or False"
-        return None if result == want else "wrong"
-
-    return Case("is_goal", (state, goal), check, str(want))
+    return goal_test_case((state, goal), canonical(state) == goal)
 
 
 def training_cases() -> tuple[tuple[Case, ...], tuple[Case, ...]]:

@@ -20,7 +20,7 @@ from typing import Any
 from guardsearch.apps.game24.arith import TARGET, Item, StepError, apply_step, calc, show
 from guardsearch.apps.game24.solve import puzzles
 from guardsearch.apps.game24.space import _line, _state
-from guardsearch.guards.code_tests import Case
+from guardsearch.guards.code_tests import Case, goal_test_case, successors_case
 from guardsearch.search.program import FunctionSpec, ProgramDomain, domain_version
 
 TRAINING_ROWS = 900
@@ -108,36 +108,11 @@ def _shown(state: Sequence[Fraction]) -> str:
 
 def successor_case(state: State) -> Case:
     """Soundness and completeness of `successors` on `state`."""
-    expected_set = successors(state)
-
-    def check(result: Any) -> str | None:
-        if not isinstance(result, list | tuple):
-            return "it must return a list"
-        produced: set[State] = set()
-        for child in result:
-            why = legal(state, child)
-            if why is not None:
-                return f"{child!r} is not one step away ({why})"
-            produced.add(state_key(child))
-        missing = sorted(expected_set - produced)
-        if missing:
-            return f"{len(missing)} successors are missing, e.g. {_shown(missing[0])}"
-        return None
-
-    return Case(
-        "successors", (state,), check, f"a list of all {len(expected_set)} states one step away"
-    )
+    return successors_case(state, successors(state), legal, state_key, _shown)
 
 
 def goal_case(state: State) -> Case:
-    want = goal(state) is None
-
-    def check(result: Any) -> str | None:
-        if not isinstance(result, bool):
-            return "it must return True or False"
-        return None if result == want else "wrong"
-
-    return Case("is_goal", (state,), check, f"{want} ({goal(state) or 'one number, 24'})")
+    return goal_test_case((state,), goal(state) is None, goal(state) or "one number, 24")
 
 
 @lru_cache(maxsize=1)
