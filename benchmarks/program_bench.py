@@ -11,9 +11,10 @@ blocks generated from evaluation seeds 1000-1099, each plan replayed); a search-
 fault sends a function back to the model within the same budget. Reports calls,
 tokens, wall time and the problems solved (each answer checked mechanically).
 `--no-feedback` retries with a bare "try again" instead of the failing test. The
-model is loaded on its first call only, and each model call takes `--lock`
-(/tmp/gs-model.lock, the team's one-model-at-a-time lock) for its duration: the
-searches, which need no model, run without it.
+model is loaded on its first call only, and the model calls of one problem
+take `--lock` (/tmp/gs-model.lock, the team's one-model-at-a-time lock) from the first
+call to the end of that problem: the searches of later problems, which need no model,
+run without it.
 """
 
 from __future__ import annotations
@@ -43,18 +44,26 @@ from guardsearch.search.run import search
 
 @dataclass
 class LockedModel(WrapperModel):
-    """The inner model, each call under an exclusive lock on `lock` (a file path)."""
+    """The inner model under an exclusive lock on the file `lock`: taken at the first call
+    and held until `release()` (after the problem whose calls they were), so the calls of
+    one problem run in one turn of the lock and the searches run without it."""
 
     inner: Any
     lock: str
+    _handle: Any = None
 
     async def complete(self, request: ModelRequest) -> Completion:
-        with open(self.lock, "a") as handle:
+        if self._handle is None:
+            handle = open(self.lock, "a")  # noqa: SIM115 - held across calls, closed in release
             await asyncio.to_thread(fcntl.flock, handle, fcntl.LOCK_EX)
-            try:
-                return await self.inner.complete(request)
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+            self._handle = handle
+        return await self.inner.complete(request)
+
+    def release(self) -> None:
+        if self._handle is not None:
+            fcntl.flock(self._handle, fcntl.LOCK_UN)
+            self._handle.close()
+            self._handle = None
 
 
 async def solve_one(
@@ -77,7 +86,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         rows = list(range(TRAINING_SEEDS, TRAINING_SEEDS + 100))
     start, stop = (int(x) for x in args.rows.split(":")) if args.rows else (0, len(rows))
     chosen = rows[start:stop]
-    inner = model_from_spec(args.model)
+    inner: Any = model_from_spec(args.model)
     if args.lock:
         inner = LockedModel(inner, args.lock)
     model = Metered(inner, Budget.of(calls=args.calls), Trace())
@@ -93,6 +102,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         except Exception as exc:  # a budget or model error ends the set, said in the report
             failed.append({"problem": puzzle, "error": f"{type(exc).__name__}: {exc}"})
             break
+        finally:
+            if isinstance(inner, LockedModel):
+                inner.release()
         if first_calls is None:
             first_calls = model.usage.calls
         faults += model.usage.calls - before if index else 0
