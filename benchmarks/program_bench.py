@@ -134,6 +134,28 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def markdown(report: dict[str, Any]) -> str:
+    """The report as a short Markdown page (next to the JSON)."""
+    rows = [
+        ("domain", report["domain"]),
+        ("model", report["model"]),
+        ("seed", report["seed"]),
+        ("feedback", "test feedback" if report["feedback"] else 'bare "try again"'),
+        ("problems", report["puzzles"]),
+        ("solved (answer checked)", report["solved"]),
+        ("model calls, whole set", report["calls"]),
+        ("calls to the first accepted program", report["calls_to_accept"]),
+        ("calls after the first problem (search-time faults)", report["calls_after_first_puzzle"]),
+        ("tokens", report["tokens"]),
+        ("wall time, s (under load from other jobs)", report["seconds"]),
+    ]
+    table = "\n".join(f"| {k} | {v} |" for k, v in rows)
+    return (
+        f"# Programs the model writes: {report['domain']} on {report['model']}\n\n"
+        f"Command: `{report['command']}`\n\n| | |\n|---|---|\n{table}\n"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--model", default="embedded:1.5b")
@@ -152,6 +174,7 @@ def main() -> None:
     text = json.dumps(report, indent=1)
     if args.out:
         Path(args.out).write_text(text + "\n")
+        Path(args.out).with_suffix(".md").write_text(markdown(report))
     print(text)
 
 
