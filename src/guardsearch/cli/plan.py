@@ -86,8 +86,14 @@ def plan(
         typer.Option(help="Backtrack heuristic for search: fixes | rules | model | blind."),
     ] = None,
     temperature: Annotated[
-        float, typer.Option(min=0.0, max=2.0, help="Sampling temperature (seeded, so runs replay).")
-    ] = 0.7,
+        float,
+        typer.Option(
+            min=0.0,
+            max=2.0,
+            help="Base sampling temperature: attempt k at a step samples at least as warm as "
+            "the default Schedule (0, 0.7, 1.0; seeded, so runs replay).",
+        ),
+    ] = 0.0,
     seed: Annotated[int, typer.Option(help="Base seed of the model calls.")] = 0,
     trace: Annotated[Path | None, typer.Option(help="Append the event trace (JSONL).")] = None,
     list_problems: Annotated[

@@ -25,7 +25,7 @@ def test_the_plan_app_builds_the_space_plan_search_searches() -> None:
     setup = build_app("plan", {"problem": PLAIN, "guard_level": "medium"}, "dfs")
     assert [s.name for s in setup.space.steps] == ["analysis", "recon", "strategy", "plan"]
     assert setup.space.problem == get_problem(PLAIN)
-    assert setup.options["temperature"] == 0.7
+    assert setup.options["temperature"] == 0.0  # the Schedule warms retries
     assert isinstance(setup.options["heuristic"], FixHeuristic)
     rules = build_app("plan", {"problem": PLAIN, "heuristic": "rules"}, "dfs")
     assert isinstance(rules.options["heuristic"], RuleHeuristic)

@@ -89,7 +89,7 @@ def test_bench_plan_writes_the_report_with_curves_categories_and_plots(
     assert "## Pass rate vs budget" in markdown
     assert "## Per problem category (at the largest budget)" in markdown
     assert "## Heuristic vs blind DFS (seed 000 §8.2)" in markdown
-    assert "## Regenerations that repeated an earlier output" in markdown
+    assert "## Steering: repeats, repairs, failures prevented" in markdown
     assert card["repeats"]["search"]["calls"] == 11  # 6 + 5: no answer repeated itself
     assert card["repeats"]["search"]["repeats"] == 0
     assert card["repeats"]["search"]["decisions"] == {"bug_fix": {"0": 1, "1": 1}}
@@ -153,11 +153,15 @@ def test_repeats_counts_duplicate_answers_by_step() -> None:
     events["b"].append({"kind": "patch_applied", "step": "plan", "data": {"passed": True}})
     events["a"].append({"kind": "patch_applied", "step": "plan", "data": {"passed": False}})
     found = repeats([result("a", "search", 5), result("b", "search", 3)], events.__getitem__)
+    # The counts are core/steering.py's: 2 repeats + 1 judged plan = 3 outputs.
     assert found == {
         "search": {
             "calls": 8,
+            "outputs": 3,
             "repeats": 2,
+            "repeat_share": 0.6667,
             "repairs": 1,  # only a repair that passed was accepted
+            "prevented": 0,
             "by_step": {"recon": 2},
             "causes": {"fundamental structural problem (depth 2)": 1},
             "decisions": {},

@@ -31,6 +31,7 @@ from guardsearch import Budget, ModelRequest, ScriptedModel, max_calls
 from guardsearch.apps.plan import get_problem, plan_search
 from guardsearch.apps.plan.plan_format import schema_actions
 from guardsearch.apps.plan.report import backtracks
+from guardsearch.guards.constraints import constraint_names
 from guardsearch.search import Failure, RuleHeuristic
 from guardsearch.search.heuristic import GIVE_UP
 
@@ -349,13 +350,18 @@ async def test_the_failure_window_keeps_the_latest_and_summarises_older_ones() -
 
 
 async def test_the_plan_may_only_use_the_actions_recon_found() -> None:
-    found = ["find_timezone_bug", "rerun_report"]
+    # Recon leaves out the distractor clear_cache: neither the strategy's order nor the
+    # plan may name it (the guards' declared constraints, compiled into the schemas).
+    found = ["find_timezone_bug", "convert_to_utc", "rerun_report"]
     strategy = {"approach": "rerun", "rationale": "rerun the report after the fix", "order": found}
     script = by_step(recon=[json.dumps({"actions": found})], strategy=[json.dumps(strategy)])
     model = ScriptedModel(script)
     await plan_search(script.problem, pipeline="search", model=model, budget=Budget(max_calls(4)))
     plan_request: ModelRequest = model.requests[3]
     assert plan_request.json_schema is not None
-    assert schema_actions(plan_request.json_schema) == ["find_timezone_bug", "rerun_report"]
-    strategy_items = model.requests[2].json_schema["properties"]["order"]["items"]  # type: ignore[index]
-    assert strategy_items["enum"] == ["find_timezone_bug", "rerun_report"]
+    assert schema_actions(plan_request.json_schema) == found
+    assert constraint_names(plan_request.json_schema) == ["plan-expansive"]
+    strategy_schema = model.requests[2].json_schema
+    assert strategy_schema is not None
+    assert strategy_schema["properties"]["order"]["items"]["enum"] == found
+    assert constraint_names(strategy_schema) == ["strategy"]

@@ -20,12 +20,14 @@ from plan_helpers import (
     misstated,
     out_of_order,
     over_budget,
+    step_of,
     unsatisfiable,
     without_recovery,
 )
 
 from guardsearch import Artifact, Context, ModelRequest, ScriptedModel
 from guardsearch.apps.plan import Plan, get_problem, plan_guard, plan_search
+from guardsearch.apps.plan.plan_format import schema_actions
 from guardsearch.apps.plan.repair import move_patch, reorder, reorder_patch
 from guardsearch.apps.plan.report import backtracks
 from guardsearch.guards.diff import apply_patch
@@ -304,3 +306,55 @@ def test_retry_budgets_the_guards_reject_cannot_be_written() -> None:
     ]:
         budget = variant["properties"]["retry_budget"]
         assert (budget["minimum"], budget["maximum"]) == (1, problem.r_max)
+
+
+# -- recon and the strategy: judged by what the plan needs, repaired by their guards -----
+
+
+async def test_the_search_repairs_recon_and_the_strategy_without_model_calls() -> None:
+    from guardsearch.apps.plan.report import result_dict
+
+    problem = get_problem(PLAIN)
+    # Recon misses convert_to_utc (code_fixed is out of reach); the strategy lists its
+    # order backwards. Their guards add the action and reorder: no call is spent on it.
+    recon = {"actions": ["find_timezone_bug", "rerun_report"]}
+    strategy = {
+        "approach": "fix in UTC",
+        "rationale": "each step gives what the next one needs",
+        "order": ["rerun_report", "convert_to_utc", "find_timezone_bug"],
+    }
+    script = by_step(PLAIN, recon=[json.dumps(recon)], strategy=[json.dumps(strategy)])
+    model = script.model()
+    result = await plan_search(problem, pipeline="search", model=model)
+    assert result.succeeded and script.calls == FULL
+    repaired = [e for e in result.trace.events if e.kind == "patch_applied"]
+    assert [(e.step, e.data["passed"]) for e in repaired] == [("recon", True), ("strategy", True)]
+    values = {n.step: n.value for n in result.path[1:]}
+    assert values[R]["actions"] == ["find_timezone_bug", "rerun_report", "convert_to_utc"]
+    assert values[S]["order"] == ["find_timezone_bug", "convert_to_utc", "rerun_report"]
+    # The plan request allows only the actions of the repaired recon.
+    plan_request = model.requests[3]
+    assert plan_request.json_schema is not None
+    assert sorted(schema_actions(plan_request.json_schema)) == sorted(values[R]["actions"])
+    steering = result_dict(result)["steering"]
+    assert steering == {
+        "outputs": 4,
+        "repeats": 0,
+        "repeat_share": 0.0,
+        "repairs": 2,
+        "prevented": 0,  # a scripted model enforces no schema
+    }
+
+
+async def test_plan_attempts_follow_the_engines_schedule() -> None:
+    problem = get_problem(PLAIN)
+    script = by_step(plan=[misstated(problem, 1), misstated(problem, 2)])
+    model = script.model()
+    result = await plan_search(problem, pipeline="search", model=model, temperature=0.0)
+    assert result.succeeded
+    # The plan retries once with the fix, then the same feedback sends the search back
+    # to the strategy, whose new node's plan starts its own schedule.
+    assert script.calls == [*FULL, P, S, P]
+    sampled = [(step_of(r), r.temperature, r.seed) for r in model.requests[3:]]
+    # The default Schedule per node: greedy first, then warmer with a fresh seed.
+    assert sampled == [(P, 0.0, 0), (P, 0.7, 1), (S, 0.7, 1), (P, 0.0, 0)]

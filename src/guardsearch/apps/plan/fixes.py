@@ -51,18 +51,26 @@ def _and(values: Sequence[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def reachable(problem: PlanProblem) -> set[str]:
-    """Every fact some sequence of the problem's actions could give (relaxed: ignoring
-    failures), from the initial facts."""
+def closure(problem: PlanProblem, names: Iterable[str]) -> set[str]:
+    """Every fact the actions `names` could give from the initial facts (any order,
+    every action succeeding: relaxed reachability)."""
+    found = (problem.action(n) for n in dict.fromkeys(names))
+    usable = [a for a in found if a is not None]
     facts = set(problem.initial)
     grew = True
     while grew:
         grew = False
-        for action in problem.actions:
+        for action in usable:
             if set(action.pre) <= facts and not set(action.effects) <= facts:
                 facts |= set(action.effects)
                 grew = True
     return facts
+
+
+def reachable(problem: PlanProblem) -> set[str]:
+    """Every fact some sequence of the problem's actions could give (relaxed: ignoring
+    failures), from the initial facts."""
+    return closure(problem, problem.action_names)
 
 
 def givers(problem: PlanProblem, fact: str, holding: set[str]) -> list[Action]:

@@ -9,8 +9,9 @@
   MAX_EXPLORATIONS step executions, and reports dead ends where no path reaches the
   goal or the safe facts.
 
-Only Minimal needs no problem: for a free task (`problem=None`) it checks the plan's
-actions against the ones recon listed (when recon ran) instead of the problem's.
+Only Minimal needs no problem. A plan may use the actions recon listed when recon ran
+(a free task's, or a problem's), else the problem's; Minimal declares them as a
+constraint (`constraint`), which the plan request's schema compiles in.
 Medium and Expansive need the initial facts, the goal and the actions' preconditions
 and effects, so they need a problem.
 
@@ -105,11 +106,25 @@ class MinimalPlanGuard:
         return replace(verdict, patch=patch) if patch else verdict
 
     def known_actions(self, context: Context | None) -> tuple[tuple[str, ...], str] | None:
-        """The actions a plan may use and whose they are; None: any action name."""
+        """The actions a plan may use and whose they are: the ones recon listed when it
+        ran (of the problem's, for a problem), else the problem's; None: any name."""
+        found = recon_actions(earlier(context, "recon")) if context is not None else None
+        if found and self.problem is not None:
+            found = [a for a in found if self.problem.action(a) is not None]
+        if found:
+            return tuple(dict.fromkeys(found)), "the actions recon listed"
         if self.problem is not None:
             return self.problem.action_names, "the problem's actions"
-        found = recon_actions(earlier(context, "recon")) if context is not None else None
-        return (tuple(found), "the actions recon listed") if found else None
+        return None
+
+    def constraint(self, context: Context) -> dict[str, Any] | None:
+        """The known actions as a constraint on each step's `action` (compiled into the
+        plan request's schema: a step naming another cannot be decoded)."""
+        known = self.known_actions(context)
+        if known is None:
+            return None
+        action = {"enum": list(known[0])}
+        return {"properties": {"steps": {"items": {"properties": {"action": action}}}}}
 
     def structure(self, plan: Plan, context: Context | None = None) -> list[str]:
         found: list[str] = []

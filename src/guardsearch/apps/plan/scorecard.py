@@ -15,6 +15,7 @@ from typing import Any
 
 from guardsearch.apps.plan.problems import CATEGORIES, get_problem
 from guardsearch.core.guard_result import GuardResult
+from guardsearch.core.steering import Steering
 from guardsearch.experiments.metrics import pass_at_budget, rate, summarize
 from guardsearch.experiments.trial import TrialResult
 from guardsearch.search.heuristic import Failure, RuleHeuristic
@@ -77,37 +78,28 @@ def _steps(results: Sequence[TrialResult]) -> dict[str, int]:
 def repeats(
     results: Sequence[TrialResult], events_of: Callable[[str], list[dict[str, Any]]]
 ) -> dict[str, dict[str, Any]]:
-    """Per method, from the stored traces: model calls; calls whose answer repeated an
-    earlier output of the same node (dropped by dedup without a verdict), by step;
-    guard repairs that were applied and passed (accepted without a model call); and
-    the plan guard's rejections by the §4.1 cause its feedback maps to; and per problem
+    """Per method, from the stored traces: model calls; the steering counts
+    (`core/steering.py`, the one implementation: outputs judged or dropped, repeats of an
+    output already judged at the same node, repairs a guard's patch made pass without a
+    call, outputs decoded under a declared constraint) with the repeats by step; the
+    plan guard's rejections by the §4.1 cause its feedback maps to; and per problem
     category, the heuristic's decisions by depth (0 = retry in place)."""
     table = RuleHeuristic()
     out: dict[str, dict[str, Any]] = {}
+    totals: dict[str, Steering] = {}
     for r in results:
-        row = out.setdefault(
-            r.method,
-            {
-                "calls": 0,
-                "repeats": 0,
-                "repairs": 0,
-                "by_step": {},
-                "causes": {},
-                "decisions": {},
-            },
-        )
+        row = out.setdefault(r.method, {"calls": 0, "by_step": {}, "causes": {}, "decisions": {}})
         row["calls"] += r.calls
-        for event in events_of(r.key):
+        events = events_of(r.key)
+        totals[r.method] = totals.get(r.method, Steering()) + Steering.from_events(events)
+        for event in events:
             data = event.get("data", {})
             step = str(event.get("step") or "?")
             if event.get("kind") == "note" and data.get("message") == "heuristic":
                 per = row["decisions"].setdefault(_category(r), {})
                 went = str(data.get("depth"))
                 per[went] = per.get(went, 0) + 1
-            if event.get("kind") == "patch_applied" and data.get("passed"):
-                row["repairs"] += 1
             if event.get("kind") == "candidate_dropped" and data.get("reason") == "duplicate":
-                row["repeats"] += 1
                 row["by_step"][step] = row["by_step"].get(step, 0) + 1
             elif event.get("kind") == "guard_verdict" and step == "plan" and not data.get("passed"):
                 verdict = GuardResult.fail(str(data.get("feedback") or ""))
@@ -115,6 +107,8 @@ def repeats(
                 rule_depth, cause = table.explain(failure)
                 key = f"{cause} (depth {rule_depth})"
                 row["causes"][key] = row["causes"].get(key, 0) + 1
+    for method, row in out.items():
+        row.update(totals[method].as_dict())
     return out
 
 
@@ -180,21 +174,24 @@ def plan_markdown(
     if repeated:
         lines += [
             "",
-            "## Regenerations that repeated an earlier output",
+            "## Steering: repeats, repairs, failures prevented",
             "",
-            "A call whose answer repeats an earlier output of the same node is dropped by "
-            "dedup before any guard runs; it still costs its call. A repair is a guard's "
-            "patch (the plan's steps put in order) applied and accepted without a call.",
+            "Outputs are the answers the guards judged or dropped. A repeat is an answer "
+            "that repeats an earlier output of the same node: dropped before any guard runs "
+            "(it still costs its call); its share is of all outputs. A repair is a guard's "
+            "patch (recon's missing actions added, the strategy's order or the plan's steps "
+            "put in order) applied and accepted without a call. Prevented: outputs decoded "
+            "under a guard's declared constraint by a backend that enforces it.",
             "",
-            "| pipeline | calls | repeats | share | by step | repairs |",
-            "|---|---|---|---|---|---|",
+            "| pipeline | calls | outputs | repeats | share | by step | repairs | prevented |",
+            "|---|---|---|---|---|---|---|---|",
         ]
         for method, row in repeated.items():
             steps = ", ".join(f"{k} {v}" for k, v in row["by_step"].items()) or "—"
-            share = row["repeats"] / row["calls"] if row["calls"] else 0.0
             lines.append(
-                f"| {method} | {row['calls']} | {row['repeats']} | {_pct(share)} | {steps} "
-                f"| {row.get('repairs', 0)} |"
+                f"| {method} | {row['calls']} | {row.get('outputs', 0)} | {row['repeats']} | "
+                f"{_pct(row.get('repeat_share', 0.0))} | {steps} | {row.get('repairs', 0)} | "
+                f"{row.get('prevented', 0)} |"
             )
         lines += [
             "",

@@ -31,9 +31,11 @@ from guardsearch.sync import run_sync
 DEFAULT_PIPELINE = "search"
 DEFAULT_BUDGET_CALLS = 30
 DEFAULT_GUARD_LEVEL = "expansive"
-# Sampling, seeded: a retry or a backtrack whose prompt changed gets a different answer
-# instead of the greedy one again (which dedup would drop), and the run still replays.
-DEFAULT_TEMPERATURE = 0.7
+# The search's base temperature. Attempt k at a node samples by the engine's Schedule
+# (default: greedy first, then 0.7, then 1.0, each with a fresh seed), so a retry or a
+# regeneration after a backtrack gets a different answer instead of the greedy one again
+# (which dedup would drop), and the run still replays.
+DEFAULT_TEMPERATURE = 0.0
 
 
 def resolve_guard_level(problem: PlanProblem | None, guard_level: str | None) -> str:

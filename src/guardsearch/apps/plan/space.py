@@ -1,10 +1,13 @@
 """The plan pipeline's search space: seed 000's four guarded steps over one problem.
 
 `PlanSpace` is a `StepSpace` that also remembers each path's parsed outputs (so a
-node's state is the tuple (A, R, S, P) of seed 000 §3.1, as a dict) and narrows each
-request's JSON Schema by what came before: the strategy's order and the plan's
-actions may only use the actions recon found. A recon that missed an action thus
-shows up downstream, and the feedback heuristic can send the search back to it.
+node's state is the tuple (A, R, S, P) of seed 000 §3.1, as a dict). Each request's
+JSON Schema carries the constraints its step's guards declare (guards/constraints.py):
+the strategy's order and the plan's actions may only use the actions recon found. A
+recon that missed an action thus shows up downstream, and the feedback heuristic can
+send the search back to it. Everything else that steers is the framework's: the
+engine's Schedule (temperature and seed of each attempt), repeats dropped before any
+guard, and the guards' repair patches applied without a model call.
 
 A *free task* (`problem=None`: only the task's text) runs the same four steps on
 prompts of their own (`plan_free_*.j2`) that ask for lower_snake_case names instead of
@@ -46,6 +49,7 @@ from guardsearch.core.context import Context
 from guardsearch.core.errors import ConfigError
 from guardsearch.core.guard_result import GuardResult
 from guardsearch.core.messages import ModelRequest
+from guardsearch.guards.constraints import compile_constraints, declared_constraints
 from guardsearch.guards.parse import parse_json
 from guardsearch.prompts import PromptTemplate
 from guardsearch.search.node import Node
@@ -166,29 +170,30 @@ class PlanSpace(StepSpace):
             problem=problem,
         )
 
-    def schema_for(self, step: str, values: dict[str, Any]) -> dict[str, Any]:
-        found = recon_actions(values.get("recon"))
-        if step == "analysis":
-            return analysis_schema(self.problem)
-        if step == "recon":
-            return recon_schema(self.problem)
-        if step == "strategy":
-            return strategy_schema(self.problem, found)
-        if self.problem is None:
-            return free_generation_schema(found)
-        return generation_schema(self.problem, found)
+    def plan_schema(self, context: Context) -> dict[str, Any]:
+        """The plan request's schema: the generation schema (the decisions only), with the
+        constraints the plan guard declares compiled in (guards/constraints.py: the
+        actions recon listed, when it ran)."""
+        base = (
+            generation_schema(self.problem)
+            if self.problem is not None
+            else free_generation_schema()
+        )
+        rule = self.steps[-1].rule
+        declared = declared_constraints(rule, context) if rule is not None else []
+        return compile_constraints(base, declared)[0] if declared else base
 
     def request(
         self, node: Node, context: Context, *, seed: int, temperature: float
     ) -> ModelRequest:
-        # Each regeneration of a node gets its own seed (seed + attempts so far): a small
-        # model sampled with the same seed often repeats itself even when its prompt
-        # gained feedback, and dedup would drop the repeat. Still deterministic.
-        seed += node.expansions
+        # The upstream steps' schemas are their own with their guards' constraints
+        # compiled in (Step.build_request); the plan step has no Step schema (its guard
+        # owns the structural check), so its request gets the plan schema here. Seeds
+        # and temperatures are the engine's Schedule's.
         request = super().request(node, context, seed=seed, temperature=temperature)
-        values = node.state if isinstance(node.state, dict) else {}
-        schema = self.schema_for(self.steps[node.depth].name, values)
-        return dataclasses.replace(request, json_schema=schema)
+        if self.steps[node.depth].name != "plan":
+            return request
+        return dataclasses.replace(request, json_schema=self.plan_schema(context))
 
     def parse(self, node: Node, text: str) -> Sequence[Proposal]:
         values = dict(node.state) if isinstance(node.state, dict) else {}

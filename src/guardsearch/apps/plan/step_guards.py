@@ -2,10 +2,17 @@
 
 - analysis: `{"problem_class", "key_facts"}` — a problem class and key facts present,
   all of them facts of the problem;
-- recon: `{"actions"}` — concrete findings tied to the spec: the actions that matter,
-  among them, for every goal fact, one that gives it;
+- recon: `{"actions"}` — concrete findings tied to the spec: actions of the problem
+  that, in some order, can reach the goal from the initial facts (else the fix: the
+  actions to add, also as a patch);
 - strategy: `{"approach", "rationale", "order"}` — one named approach with a rationale
-  and an order of actions, all of them found by recon.
+  and an order of actions, all of them found by recon, that run in sequence meets each
+  action's needs and reaches the goal (else the fix: an order that does, as a patch).
+  Recon's list is also declared as a constraint on the order (guards/constraints.py).
+
+A strategy or recon output that fails only for a fix the guard can compute is repaired
+without a model call (the step or the search engine applies the patch and judges again:
+`upstream.py`).
 
 Every string and list is bounded (the llama.cpp grammar needs it); the schemas list
 the problem's own facts and actions as enums, so a small model can only name real ones.
@@ -23,11 +30,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from guardsearch.apps.plan.fixes import closure
 from guardsearch.apps.plan.problems import CATEGORIES, NAME_PATTERN, PlanProblem
+from guardsearch.apps.plan.upstream import (
+    missing_actions,
+    run_order,
+    runnable_order,
+    sufficient,
+    wanted_facts,
+)
 from guardsearch.core.artifact import Artifact
 from guardsearch.core.context import Context
 from guardsearch.core.errors import ParseError
 from guardsearch.core.guard_result import GuardResult
+from guardsearch.guards.diff import make_patch
 from guardsearch.guards.parse import parse_json
 
 MAX_KEY_FACTS = 4
@@ -130,6 +146,11 @@ def _set(values: Sequence[str] | set[str]) -> str:
     return "{" + ", ".join(sorted(values)) + "}"
 
 
+def _effects(problem: PlanProblem, name: str) -> str:
+    action = problem.action(name)
+    return ", ".join(action.effects) if action else "nothing"
+
+
 @dataclass
 class AnalysisGuard:
     """A problem class and key facts present, all of them facts of this problem (for a
@@ -187,23 +208,50 @@ class ReconGuard:
         unknown = listed - set(self.problem.action_names)
         if unknown:
             return GuardResult.fail(f"actions {_set(unknown)} are not in the problem", self.name)
-        given = {fact for a in self.problem.actions if a.name in listed for fact in a.effects}
-        uncovered = [g for g in self.problem.goal if g not in given]
-        if uncovered:
-            return GuardResult.fail(
-                f"recon lists no action that gives goal fact(s) {_set(uncovered)}; "
-                f"list the actions that produce them",
-                self.name,
-            )
-        return GuardResult.ok(self.name)
+        names = recon_actions(value) or []
+        if sufficient(self.problem, names):
+            return GuardResult.ok(self.name)
+        return self._insufficient(names)
+
+    def _insufficient(self, names: list[str]) -> GuardResult:
+        """The listed actions cannot reach the goal: say which facts no listed action
+        gives, the actions to add, and (when they fit) add them as a patch."""
+        assert self.problem is not None
+        wanted = wanted_facts(self.problem, names)
+        unreached = [g for g in self.problem.goal if g not in closure(self.problem, names)]
+        text = (
+            f"the listed actions cannot reach goal fact(s) {_set(unreached)} from the initial "
+            f"facts: no listed action gives {_set(wanted)}"
+        )
+        adds = missing_actions(self.problem, names)
+        if not adds:
+            return GuardResult.fail(text, self.name)
+        gave = "; ".join(f"{a} gives {_effects(self.problem, a)}" for a in adds)
+        fix = f"{text}. Fix: also list {', '.join(adds)} ({gave})"
+        fits = len(dict.fromkeys(names)) + len(adds) <= MAX_LISTED
+        patch = [{"op": "add", "path": "/actions/-", "value": a} for a in adds] if fits else None
+        return GuardResult.fail(fix, self.name, patch=patch)
 
 
 @dataclass
 class StrategyGuard:
-    """One named approach with a rationale; its order uses only recon's actions."""
+    """One named approach with a rationale; its order uses only recon's actions and, run
+    in sequence from the initial facts, meets every action's needs and reaches the goal
+    (for a free task, with no facts to run it on: the names only).
+
+    The order's vocabulary is also a constraint (`constraint`: only recon's actions), and
+    an order that some arrangement of its actions — with any recon listed that it lacks —
+    would make run comes back with that arrangement as a patch."""
 
     problem: PlanProblem | None
     name: str = "strategy"
+
+    def constraint(self, context: Context) -> dict[str, Any] | None:
+        """The order may name only the actions recon listed (when recon ran)."""
+        found = recon_actions(earlier(context, "recon"))
+        if not found:
+            return None
+        return {"properties": {"order": {"items": {"enum": list(dict.fromkeys(found))}}}}
 
     async def check(self, artifact: Artifact, context: Context) -> GuardResult:
         value = artifact.value
@@ -230,4 +278,24 @@ class StrategyGuard:
                 problems.append(f"order uses {_set(extra)}, which recon did not list")
         if problems:
             return GuardResult.fail("; ".join(problems), self.name)
-        return GuardResult.ok(self.name)
+        if self.problem is None:
+            return GuardResult.ok(self.name)
+        return self._runs(value, order, found)
+
+    def _runs(
+        self, value: dict[str, Any], order: list[str], found: list[str] | None
+    ) -> GuardResult:
+        """Run the order; when it does not run, say where and give the order that does."""
+        assert self.problem is not None
+        unmet, missing = run_order(self.problem, order)
+        if not unmet and not missing:
+            return GuardResult.ok(self.name)
+        parts = [f"in the order, {u}, which no earlier action gives" for u in unmet]
+        if missing:
+            parts.append(f"the order ends without goal fact(s) {_set(missing)}")
+        text = "; ".join(parts)
+        fixed = runnable_order(self.problem, order, found)
+        if fixed is None or len(fixed) > MAX_LISTED:
+            return GuardResult.fail(text, self.name)
+        patch = make_patch(value, {**value, "order": fixed})
+        return GuardResult.fail(f"{text}. Fix: order {', '.join(fixed)}", self.name, patch=patch)

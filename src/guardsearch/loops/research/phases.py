@@ -40,10 +40,16 @@ REPAIR_CANDIDATES = 3
 
 
 def _plan_guard(value: object) -> str | None:
+    """At least two queries that retrieve differently: compared as the sets of content
+    words the retriever sees (BM25 ignores word order, case and stopwords), so the same
+    words reordered or recased are the same query."""
     draft = PlanDraft.model_validate(value)
-    distinct = {" ".join(q.query.lower().split()) for q in draft.queries}
+    distinct = {frozenset(terms(q.query)) or q.query.strip().lower() for q in draft.queries}
     if len(distinct) < 2:
-        return "the queries are all the same; give different queries (names, key terms)"
+        return (
+            "the queries use the same words (the search ignores their order and case); "
+            "give queries with different words (names, key terms)"
+        )
     return None
 
 
