@@ -98,7 +98,7 @@ async def test_the_payload_carries_messages_and_deterministic_settings() -> None
 async def test_a_json_schema_is_sent_as_response_format() -> None:
     server = Server((200, ok_body('{"n": 1}')))
     request = ModelRequest(messages=REQUEST.messages, json_schema=SCHEMA)
-    await model_for(server).complete(request)
+    await model_for(server, structured="json_schema").complete(request)
     assert server.payloads[0]["response_format"] == {
         "type": "json_schema",
         "json_schema": {"name": "output", "schema": SCHEMA},

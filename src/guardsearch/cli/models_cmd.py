@@ -51,6 +51,14 @@ def models(
             "(assembles the embedded model if needed) and record the choice.",
         ),
     ] = False,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            help="Also describe this spec; for openai: specs, negotiate (or read the cached) "
+            "structured-output mode of the server.",
+        ),
+    ] = None,
 ) -> None:
     """List model backends, the embedded model's status and its llama.cpp settings."""
     from guardsearch.models.embedded import EMBEDDED_MODELS, embedded_status
@@ -74,6 +82,11 @@ def models(
         info["llama_cpp_python"] = llama_cpp.__version__
     except ImportError:
         info["llama_cpp_python"] = None
+    if model is not None:
+        try:
+            info["model"] = describe_spec(model)
+        except GuardsearchError as exc:
+            fail(str(exc), exit_for(exc), as_json=as_json)
     if as_json:
         print_json(info)
         return
@@ -105,6 +118,36 @@ def models(
             )
     for b in info["backends"]:
         out.print(f"  {b['spec']:<24} {b['backend']:<9} {b['about']}", markup=False)
+    if "model" in info:
+        described = info["model"]
+        mode = described.get("structured") or {}
+        out.print(
+            f"--model {described['spec']}: {described['name']}"
+            + (f", structured output {mode['mode']} ({mode['source']})" if mode else ""),
+            markup=False,
+            soft_wrap=True,
+        )
+
+
+def describe_spec(spec: str) -> dict[str, Any]:
+    """What a spec names; for a server, the structured-output mode it negotiates."""
+    import asyncio
+
+    from guardsearch.models.spec import model_from_spec
+
+    backend = model_from_spec(spec)
+    described: dict[str, Any] = {"spec": spec, "name": backend.name}
+    negotiate = getattr(backend, "structured_mode", None)
+    if negotiate is not None:
+
+        async def negotiated() -> dict[str, Any]:
+            try:
+                return dict(await negotiate())
+            finally:
+                await backend.aclose()  # type: ignore[attr-defined]
+
+        described["structured"] = asyncio.run(negotiated())
+    return described
 
 
 def _llama_settings(embedded: dict[str, Any], *, check: bool) -> dict[str, Any] | None:

@@ -61,6 +61,10 @@ class Completion:
     latency_s: float = 0.0
     model: str = ""
     finish_reason: str = "stop"
+    # What a server said beyond the answer (structured-output mode and fallback, server
+    # timings); the trace records it with the call. Not kept by caches: a replayed
+    # answer did not happen on a server.
+    details: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
     def as_dict(self) -> dict[str, Any]:
         """The completion as JSON data, as caches and replay logs store it."""

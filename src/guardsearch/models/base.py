@@ -122,3 +122,25 @@ def ensure_real_models_allowed(name: str) -> None:
             "(GUARDSEARCH_ALLOW_REAL_MODELS=0 or allow_real_models(False)); "
             "use ScriptedModel/ReplayModel, or mark the test with @pytest.mark.model"
         )
+
+
+async def aclose_model(model: object) -> None:
+    """Close what a model holds open (an OpenAIModel's connection pool), through wrappers.
+
+    Callers that build a model from a spec own it and close it when done; models that
+    hold nothing open have no `aclose` and are left alone.
+    """
+    while isinstance(model, WrapperModel):
+        model = model.inner
+    close = getattr(model, "aclose", None)
+    if close is not None:
+        await close()
+
+
+def size_model_pool(model: object, concurrency: int) -> None:
+    """Let a model that pools connections (OpenAIModel) open `concurrency` at once."""
+    while isinstance(model, WrapperModel):
+        model = model.inner
+    size = getattr(model, "size_pool", None)
+    if size is not None:
+        size(concurrency)

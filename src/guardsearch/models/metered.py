@@ -94,7 +94,11 @@ class Metered(WrapperModel):
             latency_s=completion.latency_s or wall,
             wall_s=wall,
             finish_reason=completion.finish_reason,
+            **({"server": dict(completion.details)} if completion.details else {}),
         )
+        fallback = completion.details.get("structured_fallback")
+        if fallback:
+            self.trace.emit("note", step=step, node=node, structured_fallback=fallback)
         return completion
 
 

@@ -6,6 +6,7 @@ gguf:/path/model.gguf                 any local GGUF via llama.cpp
 embedded?extra_bufts=off              local models take options after `?` (see _LOCAL_OPTIONS)
 openai:http://127.0.0.1:8000/v1#name  any OpenAI-compatible server (key: $OPENAI_API_KEY)
 openai:#gpt-4o-mini                   api.openai.com
+openai:URL#name?structured=json_object  server options after `?` (see _OPENAI_OPTIONS)
 replay:FILE                           replay a recorded log (misses are errors)
 record:FILE::SPEC                     record SPEC's answers into FILE (and replay known ones)
 scripted:FILE.json                    answers from a JSON list of strings (demos, tests)
@@ -39,12 +40,7 @@ def model_from_spec(spec: str | None = None) -> Model:
     if kind in ("embedded", "gguf"):
         return _local(kind, rest)
     if kind == "openai":
-        url, _, name = rest.partition("#")
-        if not name:
-            raise ConfigError(f"openai spec needs a model name after '#': {spec!r}")
-        from guardsearch.models.openai import OpenAIModel
-
-        return OpenAIModel(base_url=url or OPENAI_DEFAULT_URL, model=name)
+        return _openai(spec, rest)
     if kind == "replay":
         from guardsearch.models.replay import ReplayModel
 
@@ -67,6 +63,62 @@ def model_from_spec(spec: str | None = None) -> Model:
         f"unknown model spec {spec!r}; use embedded, gguf:PATH, openai:URL#MODEL, "
         "replay:FILE, record:FILE::SPEC or scripted:FILE"
     )
+
+
+# Options an openai spec takes after `?`, and the OpenAIModel field each one sets.
+_OPENAI_OPTIONS = {
+    "structured": "structured",
+    "timeout": "timeout_s",
+    "connect_timeout": "connect_timeout_s",
+    "connections": "max_connections",
+    "attempts": "max_attempts",
+}
+
+
+def _openai(spec: str, rest: str) -> Model:
+    from guardsearch.models.openai import OpenAIModel
+    from guardsearch.models.structured import parse_mode
+
+    url, _, named = rest.partition("#")
+    name, _, query = named.partition("?")
+    if not name:
+        raise ConfigError(f"openai spec needs a model name after '#': {spec!r}")
+    fields: dict[str, object] = {}
+    body: dict[str, object] = {}
+    for pair in filter(None, query.split("&")):
+        key, sep, value = pair.partition("=")
+        if sep and key.startswith("body.") and len(key) > 5:
+            body[key[5:]] = _json_or_text(value)
+            continue
+        if not sep or key not in _OPENAI_OPTIONS:
+            raise ConfigError(
+                f"bad option {pair!r} in model spec {spec!r}; openai models take "
+                f"{', '.join(k + '=...' for k in _OPENAI_OPTIONS)} and body.FIELD=..."
+            )
+        if key == "structured":
+            parse_mode(value, origin=f"model spec {spec!r}")
+            fields["structured"] = value
+            continue
+        try:
+            number = float(value) if key.endswith("timeout") else int(value)
+        except ValueError:
+            number = 0
+        if number <= 0:
+            raise ConfigError(f"option {key} in model spec {spec!r} must be a positive number")
+        fields[_OPENAI_OPTIONS[key]] = number
+    if body:
+        fields["extra_body"] = body
+    return OpenAIModel(base_url=url or OPENAI_DEFAULT_URL, model=name, **fields)  # type: ignore[arg-type]
+
+
+def _json_or_text(value: str) -> object:
+    """A spec value as JSON (`1.0`, `true`, `[1]`) when it parses, else the text."""
+    import json
+
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value
 
 
 # Options a local (llama.cpp) spec takes after `?`, as `key=value&key=value`.

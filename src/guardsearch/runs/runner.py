@@ -32,8 +32,9 @@ from typing import Any, cast
 
 from guardsearch.core.errors import ConfigError, GuardsearchError, StoreError
 from guardsearch.core.events import Event, Trace
+from guardsearch.core.outcome import stop_reason_for
 from guardsearch.core.steering import Steering
-from guardsearch.models.base import Model
+from guardsearch.models.base import Model, aclose_model
 from guardsearch.models.cache import CachedModel
 from guardsearch.models.spec import model_from_spec
 from guardsearch.registry import build_app
@@ -260,13 +261,17 @@ async def execute_run(
         except StoreError as exc:
             return _stopped_by_store(exc, end, memo[0], store)
         except GuardsearchError as exc:
-            failed = end("failed", error=str(exc))
+            # The stop reason (model_error for a server that went away) says what to do:
+            # a model error resumes once the server is back, replaying every paid call.
+            failed = end("failed", termination=stop_reason_for(exc), error=str(exc))
             if isinstance(exc, ConfigError):
                 raise
             return failed
         return _finish(end, result.state, space)
     finally:
         release_owner(owner)
+        if model is None:  # built here from the spec: close its connections
+            await aclose_model(inner)
 
 
 def _answer(record: RunRecord, state: SearchState | None, text: str, trace: Trace) -> SearchState:

@@ -51,7 +51,7 @@ from guardsearch.core.usage import Usage
 from guardsearch.guards.constraints import constraint_names, exclude_values, satisfies
 from guardsearch.guards.diff import apply_patch
 from guardsearch.guards.parse import parse_json
-from guardsearch.models.base import enforces_schema
+from guardsearch.models.base import enforces_schema, size_model_pool
 from guardsearch.models.metered import Metered
 from guardsearch.search.node import INF, Node, NodeStatus, SearchTree
 from guardsearch.search.space import Proposal, SearchSpace
@@ -138,6 +138,7 @@ class Engine:
         self.summarize: Summarizer = options.summarizer or summarize_path
         # At most `concurrency` model calls (proposer calls, judging) at once.
         self._gate = asyncio.Semaphore(options.concurrency)
+        size_model_pool(metered, options.concurrency)
         # Proposer calls started before their expansion, by (node id, request digest).
         self._prefetched: dict[tuple[str, str], asyncio.Task[Completion]] = {}
         self._queued = 0  # prefetched calls still waiting for a slot (nothing reserved yet)
