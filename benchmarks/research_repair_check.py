@@ -1,0 +1,82 @@
+"""Offline (no model): is a right answer kept when its citation is wrong or missing?
+
+For every question of the second research set (benchmarks/data/research_questions.jsonl,
+both halves), the corpus search for the question gives the top 5 sources, numbered as
+the loop numbers them. The synthesis guard (loops/research/phases.py) then judges the
+right answer (the article's title) twice: citing a retrieved source that is not the
+article, and citing nothing. A draft the guard passes is kept; one it rejects with a
+patch that cites the question's own article, and which then passes, is repaired (no
+model call); anything else would be discarded.
+
+    python benchmarks/research_repair_check.py   # -> benchmarks/results/research_repair_check.md
+"""
+
+import asyncio
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from research_eval import second_set
+
+from guardsearch.core.artifact import Artifact
+from guardsearch.core.context import Context
+from guardsearch.guards.diff import apply_patch
+from guardsearch.loops.research.citations import LexicalSupport
+from guardsearch.loops.research.config import ResearchConfig
+from guardsearch.loops.research.phases import synthesize_step
+from guardsearch.tools import CorpusProvider
+
+
+async def main(split: str) -> dict[str, int]:
+    provider = CorpusProvider(corpus="wikipedia")
+    counts = {"passed": 0, "repaired": 0, "rejected": 0, "right_not_retrieved": 0}
+    for q in second_set(split):
+        hits = await provider.search(q.question, 5)
+        sources = {f"[{i}]": replace(h, id=f"[{i}]") for i, h in enumerate(hits, 1)}
+        right = [i for i, s in sources.items() if s.title == q.article]
+        if not right:
+            counts["right_not_retrieved"] += 1
+            continue
+        wrong = [i for i in sources if i not in right][:1]
+        step = synthesize_step(ResearchConfig(), sources, LexicalSupport())
+        for cited in (wrong, []):
+            value = {"answer": q.expected, "citations": cited}
+            art = Artifact(id="a", step=step.name, text=json.dumps(value), value=value)
+            ctx = Context(objective=q.question)
+            v = await step.checker.check(art, ctx)
+            if v.passed:
+                counts["passed"] += 1
+                continue
+            if v.patch:
+                fixed = apply_patch(value, v.patch)
+                art2 = Artifact(id="b", step=step.name, text=json.dumps(fixed), value=fixed)
+                if (await step.checker.check(art2, ctx)).passed and fixed["citations"] == right[:1]:
+                    counts["repaired"] += 1
+                    continue
+            counts["rejected"] += 1
+    return counts
+
+
+if __name__ == "__main__":
+    rows = {split: asyncio.run(main(split)) for split in ("tune", "heldout")}
+    lines = [
+        "# Research synthesis: right answers with a wrong or missing citation",
+        "",
+        "`python benchmarks/research_repair_check.py` (no model; see its docstring). Each "
+        "question is judged twice (a wrong citation, no citation).",
+        "",
+        "| split | drafts | passed as cited | repaired to the article | discarded "
+        "| article not in top 5 |",
+        "|---|---|---|---|---|---|",
+    ]
+    for split, c in rows.items():
+        drafts = c["passed"] + c["repaired"] + c["rejected"]
+        lines.append(
+            f"| {split} | {drafts} | {c['passed']} | {c['repaired']} | {c['rejected']} | "
+            f"{c['right_not_retrieved']} |"
+        )
+    out = Path(__file__).parent / "results" / "research_repair_check.md"
+    out.write_text("\n".join(lines) + "\n")
+    print(json.dumps(rows))
