@@ -18,6 +18,7 @@ EventKind = Literal[
     "step_start",
     "step_end",
     "model_call",
+    "model_escalation",
     "model_error",
     "guard_verdict",
     "retry",

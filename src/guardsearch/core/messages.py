@@ -11,6 +11,11 @@ from guardsearch.core.usage import ZERO, Usage
 
 Role = Literal["system", "user", "assistant"]
 
+# What a call is for, as a model ladder tells calls apart (`models/ladder.py`): a
+# proposer writes candidates, a judge scores them, a repair rewrites a rejected one, a
+# code writer writes code that tests will check.
+CALL_ROLES = ("propose", "judge", "repair", "code")
+
 
 @dataclass(frozen=True)
 class Message:
@@ -19,8 +24,41 @@ class Message:
 
 
 @dataclass(frozen=True, kw_only=True)
+class CallInfo:
+    """What the caller knows about a call: its role and how the guards have answered so far.
+
+    `rejections` counts the candidates the guards rejected at this step (earlier attempts)
+    or search node (failed children), `repeats` the proposals there that repeated an
+    earlier one, `verdicts` the names of the guards that rejected them, oldest first.
+    Backends ignore it; a model ladder (`models/ladder.py`) picks a model by it. It is not
+    part of the request's digest: it does not change what a given model answers.
+    """
+
+    role: str = "propose"
+    rejections: int = 0
+    repeats: int = 0
+    verdicts: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "role": self.role,
+            "rejections": self.rejections,
+            "repeats": self.repeats,
+            "verdicts": list(self.verdicts),
+        }
+
+
+FIRST_CALL = CallInfo()
+JUDGE = CallInfo(role="judge")  # what calls that score candidates carry
+
+
+@dataclass(frozen=True, kw_only=True)
 class ModelRequest:
-    """A chat request. Deterministic by default: temperature 0 and a fixed seed."""
+    """A chat request. Deterministic by default: temperature 0 and a fixed seed.
+
+    `call` says what the call is for (`CallInfo`); it stays out of `as_dict`, `digest`
+    and comparisons.
+    """
 
     messages: tuple[Message, ...]
     temperature: float = 0.0
@@ -28,6 +66,7 @@ class ModelRequest:
     max_tokens: int = 512
     stop: tuple[str, ...] = ()
     json_schema: Mapping[str, Any] | None = None
+    call: CallInfo = field(default=FIRST_CALL, compare=False)
 
     def as_dict(self) -> dict[str, Any]:
         """Everything that determines the answer, as JSON data (what logs record)."""
@@ -46,6 +85,9 @@ class ModelRequest:
 
     def with_max_tokens(self, n: int) -> ModelRequest:
         return replace(self, max_tokens=n)
+
+    def with_call(self, call: CallInfo) -> ModelRequest:
+        return replace(self, call=call)
 
     @property
     def prompt_text(self) -> str:

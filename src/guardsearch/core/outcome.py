@@ -24,6 +24,7 @@ from guardsearch.core.errors import (
     StoreError,
 )
 from guardsearch.core.events import Trace
+from guardsearch.core.model_usage import model_usage
 from guardsearch.core.steering import Steering
 from guardsearch.core.usage import Usage
 
@@ -64,8 +65,17 @@ class Outcome:
         failures prevented by constraints (core/steering.py), from its trace."""
         return Steering.from_events(self.trace.events)
 
+    @property
+    def models(self) -> dict[str, dict[str, Any]]:
+        """Usage per model when the run's model was a ladder (`core.model_usage`), else {}."""
+        return model_usage(self.trace.events)
+
     def as_dict(self) -> dict[str, Any]:
-        """A JSON-ready summary: the shared fields, then the family's (`details`)."""
+        """A JSON-ready summary: the shared fields, then the family's (`details`).
+
+        A run on a model ladder adds `models`: usage, seconds and escalations per model.
+        """
+        models = self.models
         return {
             "succeeded": self.succeeded,
             "stop_reason": self.stop_reason,
@@ -73,6 +83,7 @@ class Outcome:
             "usage": self.usage.as_dict(),
             "seconds": round(self.seconds, 3),
             "steering": self.steering.as_dict(),
+            **({"models": models} if models else {}),
             **self.details(),
         }
 

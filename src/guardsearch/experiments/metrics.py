@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from guardsearch.core.model_usage import merge_model_usage
 from guardsearch.core.steering import Steering
 from guardsearch.experiments.trial import TrialResult
 
@@ -112,6 +113,7 @@ def summarize(results: Sequence[TrialResult]) -> dict[str, Any]:
     backtracked = [r for r in results if r.backtracks]
     depths = Counter(d for r in results for d in r.backtracks)
     won = [r for r in results if r.succeeded]
+    per_model = merge_model_usage(r.models for r in results if r.models)
     return {
         **rate([r.succeeded for r in results]),
         "mean_calls": _mean(calls),
@@ -136,6 +138,8 @@ def summarize(results: Sequence[TrialResult]) -> dict[str, Any]:
             "evaluated_prompt_tokens": prompt - cached,
             "reused_share": cached / prompt if prompt else 0.0,
         },
+        # Trials on a model ladder: calls, tokens, seconds and escalations per model.
+        **({"per_model": per_model} if per_model else {}),
     }
 
 

@@ -206,6 +206,23 @@ def markdown(card: Mapping[str, Any], *, notes: str | None = None) -> str:
                 f"| {label} | {v['outputs']:,} | {v['repeats']:,} ({_pct(v['repeat_share'])}) "
                 f"| {v['repairs']:,} | {v['prevented']:,} |"
             )
+    ladders = {k: m["per_model"] for k, m in card["methods"].items() if m.get("per_model")}
+    if ladders:
+        lines += [
+            "",
+            "## Per model (model ladders)",
+            "",
+            "| method | model | calls | prompt tokens | completion tokens | seconds "
+            "| escalations |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for label, rows in ladders.items():
+            for name, row in rows.items():
+                lines.append(
+                    f"| {label} | {name} | {row['calls']} | {row['prompt_tokens']:,} | "
+                    f"{row['completion_tokens']:,} | {row['seconds']:.1f} | "
+                    f"{row['escalations']} |"
+                )
     lines += [
         "",
         "## Backtracks",

@@ -16,6 +16,7 @@ from typing import Any
 from guardsearch.core.budget import Budget
 from guardsearch.core.errors import BudgetExceeded
 from guardsearch.core.events import Trace
+from guardsearch.core.model_usage import model_usage
 from guardsearch.core.steering import Steering
 from guardsearch.experiments.suite import MethodSpec, Problem, resolve_suite
 from guardsearch.models.base import Model
@@ -128,6 +129,8 @@ class TrialResult:
     # How feedback steered the trial (core/steering.py, from its trace): outputs,
     # repeats, repeat_share, repairs, prevented. Empty in trials stored before it.
     steering: dict[str, Any] = field(default_factory=dict)
+    # Per model, when the trial's model was a ladder (`core.model_usage`); None otherwise.
+    models: dict[str, dict[str, Any]] | None = None
 
     @property
     def tokens(self) -> int:
@@ -185,6 +188,7 @@ async def run_trial(spec: TrialSpec) -> tuple[TrialResult, list[dict[str, Any]]]
         fingerprint=spec.fingerprint,
         config=spec.config,
         steering=Steering.from_events(metered.trace.events).as_dict(),
+        models=model_usage(metered.trace.events) or None,
     )
     return result, [e.as_dict() for e in metered.trace.events]
 

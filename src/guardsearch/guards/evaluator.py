@@ -28,7 +28,7 @@ from guardsearch.core.artifact import Artifact
 from guardsearch.core.context import Context
 from guardsearch.core.errors import ConfigError, ParseError
 from guardsearch.core.guard_result import Check, GuardResult
-from guardsearch.core.messages import ModelRequest
+from guardsearch.core.messages import JUDGE, ModelRequest
 from guardsearch.guards.base import Guard, GuardFn
 from guardsearch.guards.composite import Member, member
 from guardsearch.guards.parse import parse_json
@@ -174,7 +174,7 @@ class Evaluator:
         self, metered: Metered, context: Context, candidate: str, node: str
     ) -> str:
         messages = self._critic.render(context, candidate=candidate, items=self.items)
-        request = ModelRequest(messages=messages, max_tokens=self.critic_max_tokens)
+        request = ModelRequest(messages=messages, max_tokens=self.critic_max_tokens, call=JUDGE)
         completion = await metered.complete(request, step=f"{self.name}:critic", node=node)
         return completion.text.strip()
 
@@ -185,7 +185,7 @@ class Evaluator:
             context, candidate=candidate, critique=critique, items=self.items
         )
         request = ModelRequest(
-            messages=messages, max_tokens=self.max_tokens, json_schema=self.judge_schema
+            messages=messages, max_tokens=self.max_tokens, json_schema=self.judge_schema, call=JUDGE
         )
         completion = await metered.complete(request, step=f"{self.name}:judge", node=node)
         try:

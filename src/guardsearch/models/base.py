@@ -69,13 +69,49 @@ def enforces_schema(model: Model) -> bool:
     return bool(getattr(model, "constrained_decoding", False))
 
 
+@dataclass(frozen=True)
+class Route:
+    """Which of a model ladder's models answers a request, and why (`models/ladder.py`).
+
+    `index` is the model's rung (0 = the first), `start` the rung the request's role
+    starts at; `reason` says what escalated it (empty when `index == start`).
+    """
+
+    model: Model
+    index: int
+    start: int = 0
+    reason: str = ""
+
+    @property
+    def escalated(self) -> bool:
+        return self.index > self.start
+
+
+def route_of(model: Model, request: ModelRequest) -> Route | None:
+    """The route a model ladder (possibly wrapped) takes for `request`; None for one model."""
+    route = getattr(model, "route", None)
+    return route(request) if callable(route) else None
+
+
+def request_digest(model: Model, request: ModelRequest) -> str:
+    """The key a cache in front of `model` keeps the answer under.
+
+    The request's digest, unless `model` is a ladder that sends the request to a model
+    other than its first (then the model's name is part of the key: a stronger model's
+    answer is not the first model's).
+    """
+    keyed = getattr(model, "request_digest", None)
+    return str(keyed(request)) if callable(keyed) else request.digest()
+
+
 @dataclass
 class WrapperModel:
     """A model that adds behaviour around `inner` (budgets: `Metered`; caches: `CachedModel`).
 
     It passes through what describes the inner model: its name, its prices, whether it
-    decodes under a JSON Schema (`constrained_decoding`) and its token counts (exact
-    when the inner model counts tokens, else the byte bound, as
+    decodes under a JSON Schema (`constrained_decoding`), its route and cache key (a
+    ladder's: `route_of`, `request_digest`) and its token counts (exact when the inner
+    model counts tokens, else the byte bound, as
     `estimate_prompt_tokens` gives for the inner model itself). `complete` asks the
     inner model; subclasses override it to add their behaviour around that call.
     """
@@ -100,6 +136,12 @@ class WrapperModel:
 
     def count_tokens(self, request: ModelRequest) -> int:
         return estimate_prompt_tokens(self.inner, request)
+
+    def route(self, request: ModelRequest) -> Route | None:
+        return route_of(self.inner, request)
+
+    def request_digest(self, request: ModelRequest) -> str:
+        return request_digest(self.inner, request)
 
     async def complete(self, request: ModelRequest) -> Completion:
         return await self.inner.complete(request)

@@ -1,7 +1,8 @@
 """CachedModel: a request already answered is answered from a cache, not paid for again.
 
 The cache is keyed by the request's digest (`ModelRequest.digest()`: everything that
-determines the answer), so only an identical request hits. A hit comes back with the
+determines the answer; in front of a model ladder, also the model it goes to), so
+only an identical request hits. A hit comes back with the
 usage the model reported when it was paid for, so budgets, call counts and token
 figures are what they would have been without the cache; only wall time differs.
 
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from guardsearch.core.messages import Completion, ModelRequest
-from guardsearch.models.base import WrapperModel
+from guardsearch.models.base import WrapperModel, request_digest
 
 
 class CompletionCache(Protocol):
@@ -72,7 +73,7 @@ class CachedModel(WrapperModel):
     _inflight: dict[str, asyncio.Future[None]] = field(default_factory=dict, repr=False)
 
     async def complete(self, request: ModelRequest) -> Completion:
-        digest = request.digest()
+        digest = request_digest(self.inner, request)
         while True:
             known = self.cache.get(digest)
             if known is not None:

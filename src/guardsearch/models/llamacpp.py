@@ -199,6 +199,25 @@ class LlamaCppModel:
 
     # -- loading ---------------------------------------------------------------
 
+    @property
+    def loaded(self) -> bool:
+        """Whether the weights are in memory (they load on first use)."""
+        return self._llm is not None
+
+    def unload(self) -> None:
+        """Let the weights go (after any call under way); the next use loads them again.
+
+        A model ladder calls this to keep one local model in memory when RAM is short.
+        """
+        with self._load_lock, self._run_lock:
+            llm, self._llm = self._llm, None
+            self._formatter = None
+            self._grammars.clear()
+        if llm is not None:
+            close = getattr(llm, "close", None)
+            if callable(close):
+                close()
+
     def _load(self) -> Llama:
         """The llama instance, loaded on first use (weights are large; load once)."""
         with self._load_lock:

@@ -14,7 +14,7 @@ from guardsearch.core.errors import BudgetExceeded, GuardsearchError, ModelError
 from guardsearch.core.events import Trace
 from guardsearch.core.messages import Completion, ModelRequest
 from guardsearch.core.usage import Usage
-from guardsearch.models.base import Model, WrapperModel, estimate_prompt_tokens
+from guardsearch.models.base import Model, WrapperModel, estimate_prompt_tokens, route_of
 
 
 @dataclass
@@ -33,6 +33,10 @@ class Metered(WrapperModel):
         self, request: ModelRequest, *, step: str = "", node: str = ""
     ) -> Completion:
         prompt_estimate = estimate_prompt_tokens(self.inner, request)
+        # A model ladder answers with one of its models: reserve at that model's prices
+        # and say in the trace which one answered (and why, when it escalated).
+        route = route_of(self.inner, request)
+        answering = route.model if route is not None else self.inner
         try:
             granted = self.budget.grant_completion(prompt_estimate, request.max_tokens)
             reservation = self.budget.reserve(
@@ -40,7 +44,7 @@ class Metered(WrapperModel):
                     calls=1,
                     prompt_tokens=prompt_estimate,
                     completion_tokens=granted,
-                    cost=estimate_cost(self.inner, prompt_estimate, granted),
+                    cost=estimate_cost(answering, prompt_estimate, granted),
                 )
             )
         except BudgetExceeded as exc:
@@ -58,6 +62,21 @@ class Metered(WrapperModel):
         )
         if granted != request.max_tokens:
             request = request.with_max_tokens(granted)
+        ladder: dict[str, object] = {}
+        if route is not None:
+            ladder = {"rung": route.index, "role": request.call.role}
+            if route.escalated:
+                ladder["escalated"] = route.reason
+                self.trace.emit(
+                    "model_escalation",
+                    step=step,
+                    node=node,
+                    model=answering.name,
+                    rung=route.index,
+                    start=route.start,
+                    role=request.call.role,
+                    reason=route.reason,
+                )
         started = time.perf_counter()
         try:
             completion = await self.inner.complete(request)
@@ -86,7 +105,7 @@ class Metered(WrapperModel):
             "model_call",
             step=step,
             node=node,
-            model=self.inner.name,
+            model=answering.name,
             digest=request.digest(),
             prompt_tokens=actual.prompt_tokens,
             completion_tokens=actual.completion_tokens,
@@ -95,6 +114,7 @@ class Metered(WrapperModel):
             wall_s=wall,
             finish_reason=completion.finish_reason,
             **({"server": dict(completion.details)} if completion.details else {}),
+            **ladder,
         )
         fallback = completion.details.get("structured_fallback")
         if fallback:

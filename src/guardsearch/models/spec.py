@@ -10,6 +10,8 @@ openai:URL#name?structured=json_object  server options after `?` (see _OPENAI_OP
 replay:FILE                           replay a recorded log (misses are errors)
 record:FILE::SPEC                     record SPEC's answers into FILE (and replay known ones)
 scripted:FILE.json                    answers from a JSON list of strings (demos, tests)
+ladder:embedded,embedded:1.5b?after=2 a model ladder: the first model, the next one after
+                                      2 guard rejections at a step or node (models/ladder.py)
 """
 
 from __future__ import annotations
@@ -59,9 +61,15 @@ def model_from_spec(spec: str | None = None) -> Model:
         from guardsearch.models.scripted import scripted_from_file
 
         return scripted_from_file(rest)
+    if kind == "ladder":
+        from guardsearch.models.ladder import ModelLadder, split_ladder
+
+        rungs, options = split_ladder(spec, rest)
+        # Rungs come from the per-process cache: a model in two ladders loads once.
+        return ModelLadder([model_from_spec(r) for r in rungs], label=spec, **options)
     raise ConfigError(
         f"unknown model spec {spec!r}; use embedded, gguf:PATH, openai:URL#MODEL, "
-        "replay:FILE, record:FILE::SPEC or scripted:FILE"
+        "replay:FILE, record:FILE::SPEC, scripted:FILE or ladder:SPEC,SPEC"
     )
 
 

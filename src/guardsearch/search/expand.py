@@ -45,7 +45,7 @@ from guardsearch.core.context import Context
 from guardsearch.core.errors import BudgetExceeded, ConfigError, ParseError
 from guardsearch.core.events import Trace
 from guardsearch.core.guard_result import GuardResult
-from guardsearch.core.messages import Completion, ModelRequest
+from guardsearch.core.messages import CallInfo, Completion, ModelRequest
 from guardsearch.core.schedule import DEFAULT_SCHEDULE, Schedule
 from guardsearch.core.usage import Usage
 from guardsearch.guards.constraints import constraint_names, exclude_values, satisfies
@@ -178,6 +178,22 @@ class Engine:
         """Amend `node`'s context with a downstream failure (the backtrack channel)."""
         node.context = node.context.amend(failure=failure)
         self.state.touch(node)
+
+    def call_info(self, node: Node) -> CallInfo:
+        """What a proposer call for `node`'s children carries: the guards' rejections of
+        its children so far, its repeated proposals, the rejecting guards (a model
+        ladder escalates on them)."""
+        failed = [
+            c.verdict
+            for c in self.state.tree.children(node.id)
+            if c.verdict is not None and not c.verdict.passed
+        ]
+        return CallInfo(
+            role="propose",
+            rejections=len(failed),
+            repeats=node.repeats,
+            verdicts=tuple(dict.fromkeys(v.guard for v in failed)),
+        )
 
     def generation_context(self, node: Node, *, independent: bool = False) -> Context:
         """The context `node`'s children are generated from: its own, its retry feedback
@@ -328,8 +344,14 @@ class Engine:
         offset, heat = self.sampling(node, seed_offset, temperature, seed_shift)
         ctx = self.generation_context(node, independent=independent)
         first = self.options.seed + offset
+        call = self.call_info(node)
         return [
-            (seed, self._request(node, ctx, seed=seed, temperature=heat, independent=independent))
+            (
+                seed,
+                self._request(
+                    node, ctx, seed=seed, temperature=heat, independent=independent
+                ).with_call(call),
+            )
             for seed in range(first, first + self.options.samples)
         ]
 
@@ -504,6 +526,7 @@ class Engine:
             self.state.tree.add(child)
             self.state.touch(child)
         node.expansions += 1
+        node.repeats += len(out.duplicates)
         if node.status == "open":
             node.status = "expanded"
         self.state.touch(node)

@@ -42,7 +42,7 @@ from typing import Any
 from guardsearch.core.context import Context
 from guardsearch.core.errors import ParseError
 from guardsearch.core.guard_result import GuardResult
-from guardsearch.core.messages import ModelRequest
+from guardsearch.core.messages import JUDGE, ModelRequest
 from guardsearch.guards.evaluator import resolve_model
 from guardsearch.guards.parse import parse_json
 from guardsearch.models.base import Model
@@ -197,7 +197,9 @@ class ModelHeuristic:
             "properties": {"cause": {"enum": list(steps)}},
             "required": ["cause"],
         }
-        request = ModelRequest(messages=messages, max_tokens=self.max_tokens, json_schema=schema)
+        request = ModelRequest(
+            messages=messages, max_tokens=self.max_tokens, json_schema=schema, call=JUDGE
+        )
         completion = await metered.complete(request, step="backtrack-heuristic")
         try:
             cause = parse_json(completion.text).get("cause")

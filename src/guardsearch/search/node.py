@@ -50,6 +50,8 @@ class Node:
     attempt: int = 1
     feedback: list[str] = field(default_factory=list)
     expansions: int = 0
+    # Proposals for this node's children that repeated an earlier candidate (dropped).
+    repeats: int = 0
     children: list[str] = field(default_factory=list)
 
     @property

@@ -94,6 +94,8 @@ def node_to_dict(node: Node, ctx_ref: int) -> dict[str, Any]:
         "attempt": node.attempt,
         "feedback": list(node.feedback),
         "expansions": node.expansions,
+        # Only when there were any: states saved before the field existed stay the same.
+        **({"repeats": node.repeats} if node.repeats else {}),
         "children": list(node.children),
     }
 
@@ -119,5 +121,6 @@ def node_from_dict(d: dict[str, Any], contexts: list[Context]) -> Node:
         attempt=int(d.get("attempt", 1)),
         feedback=list(d.get("feedback", [])),
         expansions=int(d.get("expansions", 0)),
+        repeats=int(d.get("repeats", 0)),
         children=[],  # rebuilt by SearchTree.add in id order
     )

@@ -30,7 +30,7 @@ from guardsearch.core.context import Context
 from guardsearch.core.digest import canonical_json, stable_digest
 from guardsearch.core.errors import ConfigError, ParseError, StepFailed
 from guardsearch.core.guard_result import GuardResult
-from guardsearch.core.messages import ModelRequest
+from guardsearch.core.messages import CALL_ROLES, CallInfo, ModelRequest
 from guardsearch.core.schedule import Schedule
 from guardsearch.core.steering import Steering
 from guardsearch.core.usage import ZERO, Usage
@@ -63,6 +63,8 @@ class Step:
     `guard` runs; the constraints `guard` declares are compiled into it per request.
     `schedule` sets the temperature and seed of attempt k (default: `Schedule()`,
     0 -> 0.7 -> 1.0 with fresh seeds; `Schedule.fixed()` repeats the first attempt's).
+    `role` says what the step's calls are for (propose, judge, repair, code): a model
+    ladder may give each role its own model.
     """
 
     name: str
@@ -76,6 +78,7 @@ class Step:
     seed: int = 0
     stop: tuple[str, ...] = ()
     schedule: Schedule | str | list[float] | None = None
+    role: str = "propose"
     template: PromptTemplate = field(init=False, repr=False)
     checker: Guard | None = field(init=False, repr=False)
     rule: Guard | None = field(init=False, repr=False)
@@ -84,6 +87,11 @@ class Step:
     def __post_init__(self) -> None:
         if self.rmax < 1:
             raise ConfigError(f"step {self.name!r}: rmax must be >= 1, got {self.rmax}")
+        if self.role not in CALL_ROLES:
+            raise ConfigError(
+                f"step {self.name!r}: role must be one of {', '.join(CALL_ROLES)}, "
+                f"got {self.role!r}"
+            )
         set_ = object.__setattr__  # frozen: derived fields are computed once here
         set_(self, "template", prompt(self.prompt))
         set_(self, "schedule", Schedule.of(self.schedule))
@@ -116,10 +124,18 @@ class Step:
         )
 
     def request(
-        self, context: Context, *, seed: int | None = None, **variables: Any
+        self,
+        context: Context,
+        *,
+        seed: int | None = None,
+        call: CallInfo | None = None,
+        **variables: Any,
     ) -> ModelRequest:
-        """The model request for this step in `context` (objective pinned first)."""
-        return self.build_request(context, seed=seed, variables=variables)
+        """The model request for this step in `context` (objective pinned first).
+
+        `call` is what the guards said so far (default: a first call in the step's role).
+        """
+        return self.build_request(context, seed=seed, call=call, variables=variables)
 
     def build_request(
         self,
@@ -129,9 +145,11 @@ class Step:
         temperature: float | None = None,
         tried: Sequence[Any] = (),
         variables: Mapping[str, Any] | None = None,
+        call: CallInfo | None = None,
     ) -> ModelRequest:
         """The request with the guards' declared constraints compiled into its schema
-        and, where one enum decides the whole output, the values in `tried` excluded."""
+        and, where one enum decides the whole output, the values in `tried` excluded;
+        `call` is what the guards said so far (a model ladder reads it)."""
         schema = self.schema_for(context, tried)
         schema_text = json.dumps(without_mark(schema), indent=1) if schema else ""
         messages = self.template.render(context, schema=schema_text, **dict(variables or {}))
@@ -142,6 +160,7 @@ class Step:
             max_tokens=self.max_tokens,
             stop=self.stop,
             json_schema=schema,
+            call=call or CallInfo(role=self.role),
         )
 
     def schema_for(self, context: Context, tried: Sequence[Any] = ()) -> dict[str, Any] | None:
@@ -332,12 +351,14 @@ async def attempt_step(
     node: str = "",
     variables: Mapping[str, Any] | None = None,
     seen: Mapping[str, Attempt] | None = None,
+    call: CallInfo | None = None,
 ) -> Attempt:
     """One attempt: one model call, parse, guard (and a guard's repair patch, if any).
 
     The call samples by the step's schedule for `attempt` (`seed` overrides the seed).
     An output that repeats one in `seen` (output key -> earlier attempt) is dropped
     before any guard runs: a `candidate_dropped` event, and the earlier verdict.
+    `call` says what the guards said in earlier attempts (`run_step` fills it in).
     """
     metered = as_metered(model)
     temperature, scheduled_seed = step.sampling(attempt)
@@ -348,6 +369,7 @@ async def attempt_step(
         temperature=temperature,
         tried=tried,
         variables=variables,
+        call=call,
     )
     completion = await metered.complete(request, step=step.name, node=node)
     artifact = make_artifact(
@@ -381,6 +403,17 @@ async def attempt_step(
     return Attempt(artifact, result, prevented=prevented)
 
 
+def _after(call: CallInfo, outcome: Attempt) -> CallInfo:
+    """`call` once `outcome` (a failed or repeated attempt) is known."""
+    if outcome.repeat_of is not None:
+        return replace(call, repeats=call.repeats + 1)
+    return replace(
+        call,
+        rejections=call.rejections + 1,
+        verdicts=tuple(dict.fromkeys((*call.verdicts, outcome.result.guard))),
+    )
+
+
 async def run_step(
     step: Step,
     context: Context,
@@ -405,6 +438,7 @@ async def run_step(
     ctx = context
     last: Artifact | None = None
     fatal = False
+    call = CallInfo(role=step.role)  # what a model ladder reads: rejections, repeats so far
     metered.trace.emit("step_start", step=step.name, rmax=step.rmax)
     for number in range(1, step.rmax + 1):
         outcome = await attempt_step(
@@ -415,6 +449,7 @@ async def run_step(
             parent_id=parent_id,
             variables=variables,
             seen=seen,
+            call=call,
         )
         last = outcome.artifact
         counts = counts + Steering(
@@ -440,6 +475,7 @@ async def run_step(
                 context=ctx,
                 steering=counts,
             )
+        call = _after(call, outcome)
         if outcome.repeat_of is not None:
             # Nothing was judged: no new feedback. The next attempt samples by the
             # schedule (warmer, a fresh seed), with what was tried already listed.

@@ -101,7 +101,8 @@ async def solve_game24(
     Keys: `succeeded`, `answer` (an expression using each input exactly once that
     equals 24, or None), `numbers`, `strategy`, `termination`, `calls`, `tokens`,
     `expansions`, `nodes`, `steering` (repeats, repairs, prevented failures), `seconds`,
-    `model`, `path` (the steps, `a op b = c (left: ...)`).
+    `model`, `path` (the steps, `a op b = c (left: ...)`), and on a model ladder
+    `models` (usage, seconds and escalations per model).
     `model` is a Model, a Metered (which brings its own budget), a spec string, or None
     for the default spec; `budget` is anything `Budget.of` takes (40 calls).
     `options` go to `search` (e.g. `width=5`, `samples=2`, `temperature=0.7`), over
@@ -137,6 +138,7 @@ async def solve_game24(
         "steering": result.steering.as_dict(),
         "seconds": round(time.perf_counter() - started, 3),
         "model": the_model.name,
+        **({"models": result.models} if result.models else {}),
         "path": [n.text for n in result.path[1:]],
     }
 

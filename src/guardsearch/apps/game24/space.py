@@ -41,7 +41,7 @@ from guardsearch.core.budget import StepBudget
 from guardsearch.core.context import Context
 from guardsearch.core.digest import stable_digest
 from guardsearch.core.guard_result import Check, GuardResult
-from guardsearch.core.messages import Message, ModelRequest
+from guardsearch.core.messages import JUDGE, Message, ModelRequest
 from guardsearch.guards.evaluator import resolve_model
 from guardsearch.guards.parse import parse_json
 from guardsearch.models.base import Model
@@ -339,6 +339,7 @@ class Game24Space(BaseSpace):
                 "properties": {"value": {"enum": list(VALUE_SCORES)}},
                 "required": ["value"],
             },
+            call=JUDGE,
         )
         completion = await metered.complete(request, step="value", node=node.id)
         try:
