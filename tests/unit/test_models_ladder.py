@@ -94,6 +94,7 @@ async def test_a_step_escalates_to_the_stronger_model_after_k_rejections() -> No
     assert calls[2].data["escalated"] == "2 rejections"
     (escalation,) = metered.trace.of_kind("model_escalation")
     assert escalation.data["model"] == "strong" and escalation.step == "s"
+    assert escalation.data["escalated"] == "2 rejections" and escalation.data["start"] == 0
     usage = model_usage(metered.trace.events)
     assert list(usage) == ["cheap", "strong"]
     assert usage["cheap"]["calls"] == 2 and usage["cheap"]["escalations"] == 0

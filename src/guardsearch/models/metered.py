@@ -67,16 +67,8 @@ class Metered(WrapperModel):
             ladder = {"rung": route.index, "role": request.call.role}
             if route.escalated:
                 ladder["escalated"] = route.reason
-                self.trace.emit(
-                    "model_escalation",
-                    step=step,
-                    node=node,
-                    model=answering.name,
-                    rung=route.index,
-                    start=route.start,
-                    role=request.call.role,
-                    reason=route.reason,
-                )
+                where = {"step": step, "node": node, "model": answering.name}
+                self.trace.emit("model_escalation", **where, start=route.start, **ladder)
         started = time.perf_counter()
         try:
             completion = await self.inner.complete(request)
