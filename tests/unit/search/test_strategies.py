@@ -200,7 +200,9 @@ async def test_astar_ends_all_pruned_when_the_open_set_runs_dry_unless_reopened(
     assert dry.termination == "all_pruned" and dry.calls == 5
     model = sampled_tree(answers)
     space = CountingSpace(goal=99, depth_limit=3)
-    found = await search(space, "astar", model=model, rmax=2, reopen=True, reexpand_temperature=0.7)
+    found = await search(
+        space, "astar", model=model, rmax=2, reopen=True, reexpand_temperature=0.7
+    )
     assert found.succeeded and found.answer == [3, 99]
     requests = [(path_of(r), r.temperature, r.seed) for r in model.requests]
     # Retries of 1 and 2 sample too; then the dry open set re-opens the root (1 and 2
