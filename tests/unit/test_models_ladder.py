@@ -82,7 +82,7 @@ def test_roles_start_at_their_own_rung() -> None:
 
 
 async def test_a_step_escalates_to_the_stronger_model_after_k_rejections() -> None:
-    cheap = ScriptedModel(lambda r: "wrong", name="cheap")
+    cheap = ScriptedModel(["wrong", "also wrong"], name="cheap")
     strong = ScriptedModel(lambda r: "right", name="strong")
     metered = Metered(ModelLadder([cheap, strong], after=2), Budget.of(calls=10), Trace())
     step = Step(name="s", prompt="Say it", guard=lambda v: v == "right", rmax=4)
@@ -108,7 +108,7 @@ async def test_a_step_escalates_when_the_model_repeats_itself() -> None:
     ladder = ModelLadder([cheap, strong], after=0, repeat=1)
     step = Step(name="s", prompt="Say it", guard=lambda v: v == "new", rmax=4)
     outcome = await run_step(step, Context(objective="o"), Metered(ladder))
-    # Attempt 2 repeats attempt 1; attempt 3 is the first after a repeat.
+    # Attempt 2 repeats attempt 1 (dropped unjudged); attempt 3 is the first after it.
     assert outcome.attempts == 3 and (cheap.calls, strong.calls) == (2, 1)
     assert [r.call.repeats for r in cheap.requests + strong.requests] == [0, 0, 1]
 
@@ -130,8 +130,8 @@ def test_a_step_with_an_unknown_role_is_refused() -> None:
 
 
 async def test_both_models_share_one_budget() -> None:
-    cheap = ScriptedModel(lambda r: "wrong", name="cheap")
-    strong = ScriptedModel(lambda r: "wrong", name="strong")
+    cheap = ScriptedModel(["wrong", "also wrong"], name="cheap")
+    strong = ScriptedModel(["still wrong"], name="strong")
     budget = Budget.of(calls=3)
     metered = Metered(ModelLadder([cheap, strong], after=2), budget, Trace())
     step = Step(name="s", prompt="p", guard=lambda v: False, rmax=5)
