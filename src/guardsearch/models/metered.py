@@ -64,11 +64,12 @@ class Metered(WrapperModel):
             request = request.with_max_tokens(granted)
         ladder: dict[str, object] = {}
         if route is not None:
-            ladder = {"rung": route.index, "role": request.call.role}
+            ladder = {"rung": route.index, "start": route.start, "role": request.call.role}
             if route.escalated:
                 ladder["escalated"] = route.reason
-                where = {"step": step, "node": node, "model": answering.name}
-                self.trace.emit("model_escalation", **where, start=route.start, **ladder)
+                self.trace.emit(
+                    "model_escalation", step=step, node=node, model=answering.name, **ladder
+                )
         started = time.perf_counter()
         try:
             completion = await self.inner.complete(request)
