@@ -26,13 +26,14 @@ from typing import Any, Protocol, runtime_checkable
 
 from guardsearch.core.context import Context
 from guardsearch.core.digest import stable_digest
+from guardsearch.core.messages import CallInfo
 from guardsearch.guards.code import CodeModule, parse_module
 from guardsearch.guards.code_tests import Case, CodeGuard, show_call, show_value
 from guardsearch.guards.sandbox import Limits, Sandbox
 from guardsearch.models.metered import Metered
 from guardsearch.paths import subdir
 from guardsearch.prompts import PromptTemplate
-from guardsearch.steps.step import Attempt, Step, attempt_step, output_key
+from guardsearch.steps.step import Attempt, Step, attempt_step, call_after, output_key
 
 BARE_RETRY = "The function failed the tests. Try again."
 
@@ -127,6 +128,7 @@ def function_step(
         parser=lambda text: parse_module(text, [spec.name]),
         max_tokens=max_tokens,
         schedule=[0.0, 0.7, 1.0],
+        role="code",  # a model ladder may write code with its stronger model
     )
 
 
@@ -169,6 +171,7 @@ async def write_function(
     best: Attempt | None = None
     calls = 0
     context = base
+    call = CallInfo(role=step.role)
     for number in range(1, samples + retries + 1):
         independent = number <= samples
         outcome = await attempt_step(
@@ -179,12 +182,14 @@ async def write_function(
             seed=seed + number - 1,
             variables=variables,
             seen=seen,
+            call=call,
         )
         calls += 1
         if outcome.result.passed and outcome.repeat_of is None:
             module = outcome.artifact.value
             assert isinstance(module, CodeModule)
             return Written(module, calls, tuple(notes))
+        call = call_after(call, outcome)
         if outcome.repeat_of is None:
             seen[output_key(outcome.artifact)] = outcome
             notes.append(outcome.result.feedback)

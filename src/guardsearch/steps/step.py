@@ -403,8 +403,9 @@ async def attempt_step(
     return Attempt(artifact, result, prevented=prevented)
 
 
-def _after(call: CallInfo, outcome: Attempt) -> CallInfo:
-    """`call` once `outcome` (a failed or repeated attempt) is known."""
+def call_after(call: CallInfo, outcome: Attempt) -> CallInfo:
+    """`call` once `outcome` (a failed or repeated attempt) is known: what the next
+    attempt tells a model ladder (one more rejection and its guard, or one more repeat)."""
     if outcome.repeat_of is not None:
         return replace(call, repeats=call.repeats + 1)
     return replace(
@@ -475,7 +476,7 @@ async def run_step(
                 context=ctx,
                 steering=counts,
             )
-        call = _after(call, outcome)
+        call = call_after(call, outcome)
         if outcome.repeat_of is not None:
             # Nothing was judged: no new feedback. The next attempt samples by the
             # schedule (warmer, a fresh seed), with what was tried already listed.
