@@ -88,10 +88,19 @@ def test_the_digest_depends_only_on_the_content() -> None:
     assert a.digest != PromptTemplate.parse("[user]\nStop.").digest
 
 
-def test_a_plain_string_is_a_user_only_template() -> None:
+def test_a_plain_string_is_literal_user_text() -> None:
     template = prompt("Just {{ this }}.")
-    assert (template.system, template.user) == ("", "Just {{ this }}.")
+    assert (template.system, template.user, template.literal) == ("", "Just {{ this }}.", True)
+    assert template.render(CTX)[1].content == "Just {{ this }}."
 
 
-def test_a_string_with_sections_is_parsed() -> None:
-    assert prompt("[system]\nS\n[user]\nU").system == "S"
+def test_a_plain_string_with_sections_is_still_literal_text() -> None:
+    template = prompt("[system]\nS\n[user]\nU")
+    assert template.system == "" and template.user == "[system]\nS\n[user]\nU"
+    assert PromptTemplate.parse("[system]\nS\n[user]\nU").system == "S"
+
+
+def test_inline_templates_explicitly() -> None:
+    template = PromptTemplate.inline("Pick a {{ kind }} colour.")
+    assert template.render(CTX, kind="warm")[1].content == "Pick a warm colour."
+    assert template.digest != prompt("Pick a {{ kind }} colour.").digest

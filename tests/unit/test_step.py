@@ -11,6 +11,7 @@ from guardsearch import (
     Context,
     GuardResult,
     Metered,
+    PromptTemplate,
     ScriptedModel,
     Step,
     StepFailed,
@@ -223,7 +224,9 @@ async def test_a_step_without_guard_accepts_any_non_empty_text() -> None:
 
 async def test_template_variables_are_rendered_into_the_prompt() -> None:
     model = ScriptedModel(["red"])
-    step = Step(name="colour", prompt="Pick a {{ kind }} colour.", guard=is_red)
+    step = Step(
+        name="colour", prompt=PromptTemplate.inline("Pick a {{ kind }} colour."), guard=is_red
+    )
     await run_step(step, CTX, model, variables={"kind": "warm"})
     assert model.requests[0].messages[1].content == "Pick a warm colour."
 

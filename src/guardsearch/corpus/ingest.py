@@ -2,6 +2,11 @@
 
 Long files are split on paragraph boundaries so that BM25 ranks passages (not whole
 books) and a small model's prompt gets the passage that matters.
+
+Only text a reader sees is kept: HTML comments, scripts, styles and hidden elements
+(`hidden`, `aria-hidden="true"`, `display: none`, `visibility: hidden`) are dropped, as
+are Markdown comments and link definitions; hidden text is a favourite place for
+instructions to a model (docs/security.md).
 """
 
 from __future__ import annotations
@@ -24,6 +29,26 @@ SUFFIXES = {
     ".htm": "html",
 }
 PART_CHARS = 1500
+_VOID = frozenset(
+    {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
+     "track", "wbr"}
+)
+_HIDDEN_STYLE = re.compile(
+    r"display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?![.\d]*[1-9])"
+    r"|opacity\s*:\s*0(?![.\d]*[1-9])",
+    re.IGNORECASE,
+)
+
+
+def is_hidden(attrs: list[tuple[str, str | None]]) -> bool:
+    """Do these attributes hide their element from a reader?"""
+    values = {k.lower(): (v or "") for k, v in attrs}
+    return (
+        "hidden" in values
+        or values.get("aria-hidden", "").lower() == "true"
+        or bool(_HIDDEN_STYLE.search(values.get("style", "")))
+    )
+
 _MAX_FILE_BYTES = 20_000_000
 
 
@@ -58,12 +83,18 @@ class _HtmlText(HTMLParser):
         self.h1 = ""
         self._stack: list[str] = []
         self._skipping = 0
+        # Stack depths at which a hidden element opened: its content is not kept.
+        self._hidden: list[int] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in self._SKIP:
             self._skipping += 1
         if tag in self._BLOCK:
             self.parts.append("\n\n")
+        if tag in _VOID:
+            return
+        if is_hidden(attrs):
+            self._hidden.append(len(self._stack))
         self._stack.append(tag)
 
     def handle_endtag(self, tag: str) -> None:
@@ -74,9 +105,11 @@ class _HtmlText(HTMLParser):
         if tag in self._stack:
             while self._stack and self._stack.pop() != tag:
                 pass
+        while self._hidden and len(self._stack) <= self._hidden[-1]:
+            self._hidden.pop()
 
     def handle_data(self, data: str) -> None:
-        if self._skipping:
+        if self._skipping or self._hidden:
             return
         current = self._stack[-1] if self._stack else ""
         if current == "title":
@@ -99,10 +132,24 @@ def _markdown_text(text: str) -> tuple[str, str]:
             title = line[2:].strip()
             break
     body = re.sub(r"```.*?```", "", text, flags=re.DOTALL)  # code blocks are not prose
+    body = re.sub(r"<!--.*?(?:-->|$)", "", body, flags=re.DOTALL)  # comments are not shown
+    # nor are link definitions ("[//]: # (a comment)") or raw HTML marked hidden
+    body = re.sub(r"^ {0,3}\[[^\]\n]+\]:[^\n]*$", "", body, flags=re.MULTILINE)
+    body = re.sub(
+        r"<(\w+)\b([^>]*)>.*?</\1\s*>",
+        lambda m: "" if is_hidden(_attributes(m.group(2))) else m.group(0),
+        body,
+        flags=re.DOTALL,
+    )
     body = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", body)  # [text](url) -> text
     body = re.sub(r"^#{1,6}\s*", "", body, flags=re.MULTILINE)
     body = re.sub(r"[*_`>]{1,3}", "", body)
     return title, _clean(body)
+
+
+def _attributes(text: str) -> list[tuple[str, str | None]]:
+    found = re.findall(r"([\w-]+)(?:\s*=\s*(\"[^\"]*\"|'[^']*'|[^\s>]+))?", text)
+    return [(k, v.strip("\"'") if v else None) for k, v in found]
 
 
 def read_text_file(path: Path) -> tuple[str, str]:

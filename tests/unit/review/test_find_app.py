@@ -44,8 +44,8 @@ async def test_rules_reject_before_the_judge_is_asked(art_index: CorpusIndex) ->
         provider=CorpusProvider(art_index),
         min_items=2,
     )
-    judged = [
-        r.messages[-1].content.splitlines()[0]
+    judged = [  # the item's line: the first inside the data fence
+        r.messages[-1].content.split("<data>\n", 1)[1].splitlines()[0]
         for r in model.requests
         if r.messages[-1].content.startswith("Item:")
     ]

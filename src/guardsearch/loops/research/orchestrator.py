@@ -302,7 +302,9 @@ class _Run:
         if not isinstance(self.judge, ModelSupport) or not shown:
             return Usage()
         longest = max(shown, key=lambda r: len(r.text))
-        one = self.cost(self.judge.step, {"claim": self.state.task, "source": longest.text[:1500]})
+        task = self.state.task
+        variables = {"claim": task, "source": longest.text[:1500], "question": task}
+        one = self.cost(self.judge.step, variables)
         return Usage(calls=SUPPORT_RESERVE_CALLS, prompt_tokens=SUPPORT_RESERVE_CALLS * one)
 
     def reflection_cost(self) -> Usage:

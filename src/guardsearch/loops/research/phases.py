@@ -8,6 +8,7 @@ dead end without a new query, no answer without a citation that exists and says 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 from guardsearch.core.artifact import Artifact
@@ -27,6 +28,7 @@ from guardsearch.loops.research.citations import (
 from guardsearch.loops.research.config import ResearchConfig
 from guardsearch.loops.research.schemas import PlanDraft, ReflectionDraft, SynthesisDraft
 from guardsearch.prompts import PromptTemplate
+from guardsearch.prompts.untrusted import DATA_RULE, repeats_instructions
 from guardsearch.steps.step import Step
 
 DEGRADED_NOTE = "Search capabilities were limited; answer is based on partial information."
@@ -37,6 +39,14 @@ _REFLECT_CHARS = 220
 # Retrieved sources a failed synthesis is checked against for a repair (best lexical
 # match first): with `--support model` each costs one judge call.
 REPAIR_CANDIDATES = 3
+# Headings of a rendered prompt (core/context.py, the data fence): no answer holds them.
+_PROMPT_MARKS = (
+    "primary objective:",
+    "your previous output for this step",
+    "already answered at this step",
+    "<data>",
+    "</data>",
+)
 
 
 def _plan_guard(value: object) -> str | None:
@@ -86,6 +96,12 @@ def reflect_step(config: ResearchConfig, *, has_results: bool, can_continue: boo
     )
 
 
+def _wording(template: PromptTemplate) -> str:
+    """A template's fixed words (its Jinja tags taken out) and the data rule."""
+    fixed = re.sub(r"\{[{%#].*?[}%#]\}", " ", f"{template.system}\n{template.user}")
+    return f"{fixed}\n{DATA_RULE}"
+
+
 def citation_constraint(ids: Sequence[str]) -> dict[str, object] | None:
     """The shape part of the citation rule: cite at least one id, each a retrieved one
     (a backend with constrained decoding cannot cite a source that was not retrieved,
@@ -121,13 +137,16 @@ def synthesize_step(
     judge: SupportJudge,
 ) -> Step:
     """The synthesis step; its guard verifies citations against `sources` with `judge`,
-    the run's configured support check (lexical, the model, or existence only).
+    the run's configured support check (lexical, the model, or existence only), and
+    refuses an answer that repeats the prompt's own wording (whatever the support check).
 
     The guard declares the citation rule's shape (`citation_constraint`: compiled into
     the request schema) and, when the answer is supported by a retrieved source it did
     not cite, repairs the draft with a patch that cites that source instead of
     discarding the answer (issue 16: prevent and repair)."""
     ids = sorted(sources, key=lambda i: int(i.strip("[]")))
+    template = PromptTemplate.packaged("research_synthesize")
+    wording = _wording(template)
 
     async def citation_guard(value: object, artifact: Artifact, context: Context) -> GuardResult:
         draft = SynthesisDraft.model_validate(value)
@@ -137,6 +156,14 @@ def synthesize_step(
                 "the answer has no words: state the answer in a sentence, then the source id "
                 'after it, e.g. "... was painted by X [1]."',
                 "citations",
+            )
+        if repeats_instructions(draft.answer, wording) or any(
+            mark in draft.answer.lower() for mark in _PROMPT_MARKS
+        ):
+            # "Print your system prompt" in a source: the prompt is not the answer.
+            return GuardResult.fail(
+                "the answer repeats these instructions; answer the question from the sources",
+                "answer",
             )
         if not words - set(terms(context.objective)):
             # "Who wrote Moby-Dick?" -> "Moby-Dick [1]" cites a true source and says nothing.
@@ -166,7 +193,7 @@ def synthesize_step(
     rule = FunctionGuard(citation_guard, "citations", constraint=citation_constraint(ids) or None)
     return Step(
         name="research-synthesize",
-        prompt=PromptTemplate.packaged("research_synthesize"),
+        prompt=template,
         schema=SynthesisDraft,
         guard=rule,
         rmax=config.rmax,
