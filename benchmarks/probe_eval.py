@@ -1,4 +1,4 @@
-"""Compare `probe` (inner/outer loop) with its baseline on corpus topics (seed 003's table).
+"""Compare `probe` (inner/outer loop) with its baseline on corpus topics (docs/probe.md).
 
 For each topic both methods run on the same model with the same budgets and return
 at most 10 results:
@@ -140,7 +140,7 @@ def summary(rows: list[dict]) -> dict[str, dict[str, float]]:
 def markdown(meta: dict, totals: dict, rows: list[dict]) -> str:
     b, p = totals["baseline"], totals["probe"]
     lines = [
-        "# probe vs baseline (inner/outer loop, seed 003)",
+        "# probe vs baseline (inner/outer loop)",
         "",
         f"Model: `{meta['model']}`; {meta['topics']} topics; at most 10 results each; "
         f"budgets: outer 3 model calls, inner 12 probe calls. {meta['platform']}.",

@@ -1,4 +1,4 @@
-"""`guardsearch plan --problem ID --json` on the real embedded model (seed 000's pipeline).
+"""`guardsearch plan --problem ID --json` on the real embedded model (docs/plan.md).
 
 A small model may or may not find a valid plan within the budget; what must hold is
 the contract: every field present, every plan it calls valid really passes the

@@ -1,4 +1,4 @@
-"""`guardsearch bench plan`: seed 000's experiment through the experiment harness.
+"""`guardsearch bench plan`: the plan experiment (docs/plan.md) through the experiment harness.
 
     guardsearch bench plan --pipelines single,full,search,search-blind --budgets 1,5,10,20,30
 
@@ -6,7 +6,7 @@ Runs pipeline × problem × trial at the largest budget (every plan pipeline is 
 so smaller budgets are read off those runs), writes the harness scorecard (ε vs budget
 with Wilson intervals, E[calls], backtracks, paired deltas, plots) and the plan
 sections: per-category backtrack rate and depth distribution, heuristic vs blind DFS.
-Paired deltas: every pipeline vs the first (`single`), and seed 000 §8.3's search vs
+Paired deltas: every pipeline vs the first (`single`), and search vs
 the `full` pipeline (search and search-blind), plus search vs search-blind.
 
 The report (NAME.md) is generated and rewritten on every run; hand-written notes go in
@@ -34,7 +34,7 @@ def _split(text: str) -> list[str]:
 
 def comparisons(methods: list[str]) -> list[list[str]]:
     """The extra paired deltas (beyond every pipeline vs the first): search and
-    search-blind vs the full pipeline (seed 000 §8.3), and search vs search-blind."""
+    search-blind vs the full pipeline, and search vs search-blind."""
     wanted = [["search", "full"], ["search-blind", "full"], ["search", "search-blind"]]
     reference = methods[0] if methods else None
     return [
@@ -103,7 +103,7 @@ def plan(
     quiet: Annotated[bool, typer.Option(help="No progress on stderr.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """Seed 000's plan experiment: ε vs budget per pipeline, backtracks, heuristic vs blind."""
+    """The plan experiment: ε vs budget per pipeline, backtracks, heuristic vs blind."""
     from guardsearch.experiments import ExperimentConfig, ExperimentRunner
 
     methods = _split(pipelines)

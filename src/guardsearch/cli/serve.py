@@ -48,7 +48,7 @@ def serve(
     if log_level not in LOG_LEVELS:
         fail(f"unknown log level {log_level!r}; choose one of {', '.join(LOG_LEVELS)}")
 
-    # Phase boundaries are JSON log lines on this logger (seed §17).
+    # Phase boundaries are JSON log lines on this logger (docs/research.md).
     handler = logging.StreamHandler()
     handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(message)s"))
     research_log = logging.getLogger("guardsearch.research")

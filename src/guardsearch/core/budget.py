@@ -475,7 +475,7 @@ BudgetLike: TypeAlias = "Budget | Limit | LimitFn | int | Mapping[str, float | N
 
 @dataclass(frozen=True, kw_only=True)
 class StepBudget:
-    """Per-step limits of seed 000: retries at this level and revisits from below."""
+    """A level's limits in a dfs search: retries at this level and revisits from below."""
 
     rmax: int = 3
     backtrack_budget: int = 2

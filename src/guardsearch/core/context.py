@@ -1,14 +1,15 @@
 """Context: the immutable input of a step.
 
 It pins the primary objective (always rendered first), carries prior artifacts and
-constraints, and keeps two feedback channels apart (seed 000 §6.1):
+constraints, and keeps two feedback channels apart (docs/guards.md):
 
 - `feedback`: the retry channel, "your previous output for *this* step was rejected
   because ..."; with it, `tried`: the outputs already judged at this step (each with
   its verdict), so a retry can be told what not to answer again (issue 16);
 - `failures`: the backtrack channel, "a *later* step failed because of what this
   step produced ...", kept in a bounded window of the most recent N with older ones
-  folded into a short summary (seed 000 §9.4).
+  folded into a short summary, so failed branches inform later ones without
+  crowding the prompt.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Distillation (seed 004 §4.2): winning search paths become few-shot examples for a
+"""Distillation (docs/experiments.md): winning search paths become few-shot examples for a
 linear (no-search) method, and the experiment measures what that buys.
 
 `winning_paths` reads the stored trials of a search method; `pick` chooses a few,

@@ -1,7 +1,7 @@
 """Metrics over trial results: pass rate with a Wilson 95% interval, calls, tokens,
 time, backtracks, terminations, prefix reuse, and the difference between two methods.
 
-Seed 000 §8: ε_search(B) (pass rate at budget B), E[calls], backtrack_rate,
+For searches (docs/experiments.md): ε_search(B) (pass rate at budget B), E[calls], backtrack_rate,
 backtrack_depth_dist, ε_search − ε_linear.
 """
 

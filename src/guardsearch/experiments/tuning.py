@@ -1,4 +1,4 @@
-"""Heuristic tuning from stored traces (seed 004 §4.1).
+"""Heuristic tuning from stored traces (docs/experiments.md).
 
 A search trial stores every judged node (`detail["nodes"]`: id, parent, score, status,
 expansions, checks). Over many trials this module finds:

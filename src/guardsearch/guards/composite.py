@@ -2,7 +2,7 @@
 
 Members are weighted; hard members veto (a failed hard check gives score 0) and are
 run first, so a cheap objective check can reject a candidate before any
-model-backed rubric is asked (seed 004 §3.3.4, the candidate pre-filter).
+model-backed rubric is asked (a cheap pre-filter).
 """
 
 from __future__ import annotations

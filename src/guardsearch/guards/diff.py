@@ -1,4 +1,4 @@
-"""Structured diffs (seed 004 §2.1): JSON Patches (RFC 6902) that repair a value.
+"""Structured diffs (docs/guards.md): JSON Patches (RFC 6902) that repair a value.
 
 A guard that knows the fix returns it as `GuardResult.patch`; the step runner and the
 search engine apply it instead of regenerating, and keep the repair only when the

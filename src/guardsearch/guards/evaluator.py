@@ -1,10 +1,10 @@
-"""The multi-signal evaluator (seed 004 §2.1): objective checks, a rubric, critic -> judge.
+"""The multi-signal evaluator (docs/guards.md): objective checks, a rubric, critic -> judge.
 
 LLMs are poor at raw 0..1 scores, so the score is built from verifiable signals:
 
 1. **Objective checks** (code: schema, regex, unit tests) run first and weigh more
    (default weight 3, hard): a failed hard check gives score 0 at once, with no
-   model call at all (the candidate pre-filter of seed 004 §3.3.4).
+   model call at all (a cheap pre-filter before any expensive judge).
 2. **Critic** (optional): the model lists the candidate's flaws.
 3. **Judge**: the model answers the rubric checklist, one true/false per question,
    grammar-constrained to a JSON object (with the critic's report in view).

@@ -1,7 +1,8 @@
 """Prompt templates are files: a `[system]` section and a `[user]` section, in Jinja2.
 
-Every rendered prompt starts with the pinned primary objective (seed 004 §3.3.3):
-the first message always begins "Primary objective: ...", whatever the template says.
+Every rendered prompt starts with the pinned primary objective, so a long search never
+drifts from its goal: the first message always begins "Primary objective: ...",
+whatever the template says.
 
 Templates compile in Jinja's immutable sandbox: a template reaches no Python internals
 (`{{ x.__class__ }}` and the like fail with a ConfigError) and changes nothing. Variable

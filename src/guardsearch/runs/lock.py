@@ -1,4 +1,4 @@
-"""Frozen solvers (seed 004 §2.3): `guardsearch.lock` pins what made a run succeed.
+"""Frozen solvers (docs/durable.md): `guardsearch.lock` pins what made a run succeed.
 
 A fingerprint records the sha256 of every packaged prompt template, the solver
 config (app, strategy, options, budget: not the problem instance), the model spec

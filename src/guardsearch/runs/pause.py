@@ -3,8 +3,8 @@
 `AskingSpace` wraps a run's space: when a verdict carries `ask`, or a guard raises
 `InputNeeded`, the expansion stops before anything is committed and `InputNeeded`
 propagates with the node whose expansion asked. The run layer marks the run
-`paused` with the question; its last saved frontier is the state to resume (seed 004
-§3.2: save the frontier, re-raise). `runs resume RUN_ID --input TEXT` puts the answer
+`paused` with the question; its last saved frontier is the state to resume (save
+the frontier, re-raise). `runs resume RUN_ID --input TEXT` puts the answer
 into that node's context (`Context.inputs`, rendered as "Input from a person"), where
 the guard and the proposer see it, and repeats the expansion.
 """

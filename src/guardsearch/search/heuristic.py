@@ -1,12 +1,12 @@
-"""The feedback heuristic of seed 000 §4: h(step, verdict, retries, history) -> depth.
+"""The feedback heuristic (docs/search.md, "dfs"): h(step, verdict, retries, history) -> depth.
 
 It reads a guard's feedback and says how far to backtrack: 0 = retry the same step
 with the feedback, d > 0 = go up d levels, -1 = give up the whole search. The
-default is the rule table of seed 000 §4.1 (`RuleHeuristic`); any callable
+default is the rule table below (`RuleHeuristic`); any callable
 `(Failure) -> int` (sync or async) can replace it, and `ModelHeuristic` asks the
 model when no rule matches (which spends budget).
 
-Seed 000 §4.1, row by row:
+The rule table, row by row:
 
 | feedback contains                   | cause                          | depth |
 |-------------------------------------|--------------------------------|-------|
@@ -19,8 +19,8 @@ Seed 000 §4.1, row by row:
 | "max_explorations"                  | plan too complex to verify     | 1     |
 | the same feedback repeated          | misclassification upstream     | min(retries, 3) |
 
-Matching is case-insensitive (the seed's sketch compares "MAX_EXPLORATIONS" with
-lower-cased text, which never matches; we lower both). Formatting rules come before
+Matching is case-insensitive (both the feedback and the patterns are lower-cased, so
+"MAX_EXPLORATIONS" matches however the guard writes it). Formatting rules come before
 the repetition check, so a formatting error is always retried in place.
 
 A verdict from dedup (`guard="dedup"`: a regeneration that only repeated earlier
@@ -115,7 +115,7 @@ def repeats(history: Sequence[str], feedback: str) -> int:
 
 @dataclass(frozen=True)
 class RuleHeuristic:
-    """Seed 000's rule table, with escalation on repeated identical feedback."""
+    """The rule table of this module's docstring, with escalation on repeated identical feedback."""
 
     format_rules: tuple[Rule, ...] = FORMAT_RULES
     rules: tuple[Rule, ...] = RULES
@@ -165,7 +165,7 @@ class ModelHeuristic:
     """Asks the model which step caused a failure, when the rule table has no answer.
 
     Each question is one (small, grammar-constrained) model call booked against the
-    search's budget: reserve it for expensive decisions, as seed 000 §4.2 advises.
+    search's budget: reserve it for failures the rules cannot place.
     """
 
     model: Model | Metered | None = None

@@ -80,7 +80,7 @@ class Node:
         )
 
     def preview(self, limit: int = 200) -> str:
-        """The node's text cut to `limit` characters (seed 000 §6: previews of <= 200)."""
+        """The node's text cut to `limit` characters (failure summaries show previews of <= 200)."""
         text = self.text.strip()
         return text if len(text) <= limit else text[:limit] + "..."
 

@@ -1,4 +1,4 @@
-"""StepSpace: a search space built from guarded Steps (seed 000's pipeline shape).
+"""StepSpace: a search space built from guarded Steps (a pipeline: step i expands depth i).
 
 Depth i is expanded by `steps[i]`: a node at depth i holds the artifacts of steps
 0..i-1 in its context, and a path that passes every step's guard up to the last
@@ -106,7 +106,7 @@ class StepSpace(BaseSpace):
         ]
 
     def key(self, node: Node, proposal: Proposal) -> str:
-        # The state of a pipeline node is its whole path (seed 000 §3.1: (A, R, S, P)),
+        # The state of a pipeline node is its whole path (for the plan app: (A, R, S, P)),
         # so the same output under another parent is a different state.
         shown = canonical_json(proposal.value) if proposal.value is not None else proposal.text
         return stable_digest([node.key, self.steps[node.depth].name, shown.strip()])

@@ -1,4 +1,4 @@
-"""Consensus reducers (seed 004 §2.2): pick one winner from N candidates.
+"""Consensus reducers: pick one winner from N candidates.
 
 Each reducer takes the candidates' votes in the order they were produced and
 returns the winning vote, or None when there is no consensus. Ties are broken the

@@ -1,9 +1,10 @@
 """Path summaries and failure summaries: bounded text about where a branch has been.
 
 `summarize_path` keeps a context's earlier-step results under a token cap however
-deep the search goes (seed 004 §3.3.1): recent results stay whole, older ones fold
-into one-line previews. `failure_summary` is seed 000 §6's text for the backtrack
-channel: which step failed, the guard's feedback, and previews of the path tried.
+deep the search goes, so the prompt never overflows the context window: recent results
+stay whole, older ones fold into one-line previews. `failure_summary` is the text
+for the backtrack channel: which step failed, the guard's feedback, and previews of the
+path tried.
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ def summarize_path(context: Context, cap_tokens: int) -> Context:
 def failure_summary(
     failed_step: str, feedback: str, path: Sequence[tuple[str, str]], advice: str = ""
 ) -> str:
-    """Seed 000 §6: the text that amends an ancestor's context on a backtrack; `advice`
+    """The text that amends an ancestor's context on a backtrack; `advice`
     (what the regenerated step should change, when the space knows) goes last."""
     parts = [
         "## Previous Attempt Failed",

@@ -226,7 +226,7 @@ def create_app(
         title="guardsearch research service",
         version=__version__,
         description="Plan -> search -> reflect -> synthesize with verified citations "
-        "(seed 001). Answers cite retrieved sources only.",
+        "over an offline corpus. Answers cite retrieved sources only.",
         lifespan=lifespan,
     )
     app.state.service = service

@@ -1,8 +1,8 @@
 """Async research jobs (`"async": true`): in-memory, bounded, polled by GET /runs/{id}.
 
 Jobs live in the server process; the oldest finished ones are evicted past
-`max_jobs`. Durable runs belong to the store layer; this is the seed's polling
-option (§16.1), not a queue. A job's id is an unguessable token (128 random bits),
+`max_jobs`. Durable runs belong to the store layer; this is polling
+(docs/server.md), not a queue. A job's id is an unguessable token (128 random bits),
 and a job remembers the API key that started it (`owner`, a key id), so that the
 server can serve it to that key only.
 """

@@ -1,4 +1,4 @@
-"""Prometheus metrics of the research service (seed §17), on a per-app registry.
+"""Prometheus metrics of the research service (docs/research.md), on a per-app registry.
 
 A registry per app (not the process-global one) lets tests and embedders create
 several apps in one process without duplicate-metric errors.

@@ -1,4 +1,4 @@
-"""ResilientSearch: the four error tiers of seed 001 §10 around a list of providers.
+"""ResilientSearch: the four error tiers (docs/research.md) around a list of providers.
 
 1. retry transient errors with backoff and jitter (`retry.py`);
 2. reformulate a query that found nothing into broader variants (`reformulate.py`);
@@ -81,7 +81,7 @@ class QueryOutcome:
 
 @dataclass(frozen=True, kw_only=True)
 class ResilienceSettings:
-    """Knobs of the four tiers (defaults follow the seed)."""
+    """Knobs of the four tiers (docs/research.md gives the defaults)."""
 
     attempts: int = 3
     timeout_s: float = 10.0

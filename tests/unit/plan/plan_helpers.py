@@ -94,7 +94,7 @@ def unreachable(problem: PlanProblem) -> str:
 
 
 def misstated(problem: PlanProblem, take: int = 1) -> str:
-    """The good plan with its first step's effects misstated (no §4.1 rule matches the
+    """The good plan with its first step's effects misstated (no rule of the table matches the
     feedback: retried in place); `take` varies the text, not the feedback."""
     plan = good_plan(problem)
     plan["steps"][0]["effects"] = list(problem.goal)

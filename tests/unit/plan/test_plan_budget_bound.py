@@ -1,4 +1,4 @@
-"""Seed 000 §5.1: the plan search never makes more than B_max proposer calls.
+"""The plan search never makes more than B_max proposer calls.
 
 B_max = Σ_i rmax_i × (1 + backtrack_budget_i); hypothesis draws the step budgets and,
 call by call, whether each step's output passes or fails with one of the plan

@@ -1,5 +1,5 @@
 """The plan guards at three levels on hand-made good and bad plans, and what their
-feedback tells the §4.1 rule table."""
+feedback tells the search's rule table."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ async def judge(guard: MinimalPlanGuard, plan: Any) -> GuardResult:
 
 
 def depth_of(verdict: GuardResult) -> int:
-    """What seed 000's rule table does with this verdict at the plan level (level 3)."""
+    """What the search's rule table does with this verdict at the plan level (level 3)."""
     failure = Failure(step="plan", level=3, verdict=verdict, retry_count=1)
     return RuleHeuristic()(failure)
 

@@ -1,4 +1,4 @@
-"""Citation verification (seed 001 §11 and §15.1): existence and support, checked in code."""
+"""Citation verification: existence and support, checked in code."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tiers, environment configuration (seed §8, §13) and the state's invariants (§4.2)."""
+"""Tiers, environment configuration and the state's invariants."""
 
 from __future__ import annotations
 

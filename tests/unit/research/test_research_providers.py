@@ -1,4 +1,4 @@
-"""Search providers and the four error tiers (seed 001 §10), with injected faults."""
+"""Search providers and the four error tiers, with injected faults."""
 
 from __future__ import annotations
 

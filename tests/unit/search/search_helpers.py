@@ -1,4 +1,4 @@
-"""Shared helpers for the search tests: a seed-000 pipeline and scripted models."""
+"""Shared helpers for the search tests: a four-step pipeline and scripted models."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""dfs: feedback-guided retries and backtracking over seed 000's four-step pipeline."""
+"""dfs: feedback-guided retries and backtracking over a four-step pipeline like the plan app's."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ async def run_with_plan_feedback(feedback: str, **options: object) -> list[str]:
     return script.calls
 
 
-# -- seed 000 §4.1, one test per row ---------------------------------------------------
+# -- the rule table, one test per row --------------------------------------------------
 
 
 async def test_row_not_parseable_as_json_retries_the_plan() -> None:
@@ -345,7 +345,7 @@ async def test_a_bad_backtrack_depth_is_a_config_error() -> None:
         )
 
 
-# -- context amendment on backtrack (seed 000 §6) -----------------------------------------
+# -- context amendment on backtrack ------------------------------------------------------
 
 
 async def test_a_backtrack_amends_the_ancestor_with_the_failure_summary() -> None:
@@ -471,7 +471,7 @@ async def test_a_fatal_verdict_below_the_root_prunes_only_that_branch() -> None:
     assert script.calls == [*START, "strategy", "plan"]
 
 
-# -- budgets: B_max (seed 000 §5) ------------------------------------------------------------
+# -- budgets: B_max ----------------------------------------------------------------------------
 
 
 def test_b_max_is_the_sum_of_rmax_times_one_plus_backtracks() -> None:

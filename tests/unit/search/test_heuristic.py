@@ -1,4 +1,4 @@
-"""The rule table of seed 000 §4.1 as a function of the feedback alone."""
+"""The dfs rule table (`RuleHeuristic`) as a function of the feedback alone."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Feedback that steers a search (issue 16): repeats dropped and counted, the schedule per
 expansion, repairs and constraints in the engine, the metrics in every result, and the
-two feedback channels of seed 000 kept apart."""
+two feedback channels kept apart."""
 
 from __future__ import annotations
 
@@ -165,7 +165,7 @@ async def test_resumed_searches_keep_counting_from_the_saved_state() -> None:
 
 
 async def test_retry_feedback_and_the_backtrack_amendment_stay_in_their_channels() -> None:
-    # Seed 000 §6.1: a plan failure that points at the strategy amends the strategy's
+    # A plan failure that points at the strategy amends the strategy's
     # context (downstream channel); recon's own retry feedback stays with recon.
     script = ByStep(
         {

@@ -1,4 +1,4 @@
-"""From rejection reasons to refinements (seed 002's mapping, for encyclopedia items).
+"""From rejection reasons to refinements (the review loop's mapping, for encyclopedia items).
 
 Keyword level, one refinement per rejection reason, most frequent reason first:
 

@@ -1,4 +1,4 @@
-"""Plan search (seed 000): analysis → recon → strategy → plan, searched with feedback.
+"""Plan search (docs/plan.md): analysis → recon → strategy → plan, searched with feedback.
 
     from guardsearch.apps.plan import plan_problem_sync
     plan_problem_sync("bug-login-empty-password", pipeline="search", model="embedded")

@@ -1,7 +1,7 @@
 """Feedback that names the fix (issue 16, item 4): each plan-guard finding with the change
 that removes it, and what that change asks of the earlier steps.
 
-A `Finding` is one problem the Medium or Expansive guard found (in the words the §4.1
+A `Finding` is one problem the Medium or Expansive guard found (in the words the search's
 rule table reads: "not satisfiable", "unreachable", "exceeds R_max", "dead-end ... no
 path") plus the fix, in terms of the plan's own step ids ("put s1 after s4 (s3 gives
 code_fixed, s4 gives test_added)"). That text goes to the plan step's retry channel.

@@ -1,4 +1,4 @@
-"""Where a plan failure's fix lies: seed 000's rule table, read with the fix in hand.
+"""Where a plan failure's fix lies: the search's rule table, read with the fix in hand.
 
 The plan guards' feedback names the fix ("add a recovery step rollback_release ...",
 "lower retry_budget of s2 to 1"). `FixHeuristic` reads it with the outputs of the
@@ -16,8 +16,8 @@ that can make that fix, instead of where the feedback's kind alone points:
 - the same feedback again one level further, never above the step that can make
   the fix (the analysis never can: it names a class and key facts).
 
-Any other failure (an upstream step's own guard, formatting) is seed 000's rule table
-(`RuleHeuristic`) unchanged.
+Any other failure (an upstream step's own guard, formatting) goes by the search's rule
+table (`RuleHeuristic`) unchanged.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def _listed(failure: Failure) -> list[str] | None:
 
 @dataclass(frozen=True)
 class FixHeuristic:
-    """Seed 000's rule table, but a plan failure goes where its fix can be made (see the
+    """The search's rule table, but a plan failure goes where its fix can be made (see the
     module docstring). `problem` names the actions a fix may mention."""
 
     problem: PlanProblem

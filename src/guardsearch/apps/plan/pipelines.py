@@ -1,4 +1,4 @@
-"""The pipelines seed 000 §8.3 compares, each a DFS over a `PlanSpace`.
+"""The pipelines the plan experiment compares, each a DFS over a `PlanSpace`.
 
 | pipeline             | steps                              | on a failure                  |
 |----------------------|------------------------------------|-------------------------------|
@@ -11,11 +11,11 @@
 The linear pipelines run the same DFS with a backtrack budget of 0 and a heuristic
 that always retries in place: each step gets its `rmax` attempts and the run ends
 when one step runs out (forward only). `search` reads the plan guards' fix with the steps'
-outputs and goes where that fix can be made (`FixHeuristic`, heuristic `fixes`; seed
-000 §4.1's plain rule table is `rules`; `model` asks the model when no rule matches,
+outputs and goes where that fix can be made (`FixHeuristic`, heuristic `fixes`; the
+search's plain rule table is `rules`; `model` asks the model when no rule matches,
 each a selectable `heuristic`); `search-blind` reads
 no feedback to decide where to go — it always goes up one level (retrying in place
-only at the first step, which has nothing above it) — which is what §8.2's
+only at the first step, which has nothing above it) — which is what the experiment's
 "heuristic vs blind DFS" comparison measures.
 """
 

@@ -4,7 +4,7 @@ When some order of a plan's own steps runs every main-line step with its needs m
 (and names every `on_failure` step after the step that names it), the plan guards
 return that order as a JSON Patch (RFC 6902 `move` operations on `/steps`) with their
 verdict. The step or search engine applies it, judges the repaired plan again and
-keeps it without a model call when it passes (seed 004 §2.1; issue 16, item 2).
+keeps it without a model call when it passes (docs/guards.md, "Repair").
 
 Facts only accumulate along the main line (a step's `loses` apply only when it fails),
 so a greedy order — at each position the first remaining step, in the plan's own

@@ -28,7 +28,7 @@ def backtracks(result: SearchResult) -> list[dict[str, Any]]:
     """The backtracks the search acted on, in order: from, to, depth, reason, rule, feedback.
 
     `reason` is who decided (`heuristic`, `space`, or `ceiling` when a level ran out of
-    retries or visits); `rule` is why: the §4.1 row that matched
+    retries or visits); `rule` is why: the rule-table row that matched
     (`not satisfiable -> missing context or wrong step ordering`), the heuristic's name
     for a plain function (`backtrack_one_level`), `model: recon caused it`, or for a
     ceiling `rmax exhausted at plan` / `visit limit of strategy`."""

@@ -1,4 +1,4 @@
-"""The plan pipelines as an experiment suite (seed 000 §8.3) for `guardsearch.experiments`.
+"""The plan pipelines as an experiment suite (docs/plan.md) for `guardsearch.experiments`.
 
 Problems: None or "all" (every shipped problem), a list of ids, or a dict
 `{"categories": [...], "per_category": n, "ids": [...]}` (the first n of each category).

@@ -1,4 +1,4 @@
-"""Executing a plan on paper: the main line, and every failure branch (seed 000 §2.4).
+"""Executing a plan on paper: the main line, and every failure branch.
 
 `run_main_line` plays the all-success trace and reports unmet preconditions and the
 goal facts never produced. `explore` walks every execution trace, including each

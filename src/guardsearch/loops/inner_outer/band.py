@@ -1,4 +1,4 @@
-"""The adaptive target band: hit counts the inner loop aims for, learnt by EMA (seed 003).
+"""The adaptive target band: hit counts the inner loop aims for, learnt by EMA (docs/probe.md).
 
 A fixed band ("10-30 hits") does not fit every query: some topics have 3 matching
 articles, some 300. The band keeps an exponential moving average of the chosen hit

@@ -1,4 +1,4 @@
-"""ControlBudget: the two layers of seed 003, with the linkage between them.
+"""ControlBudget: the two layers of the inner/outer loop, with the linkage between them.
 
 Both layers are `Budget`s. The outer one is the model (planner) budget: every planner
 call reserves against it through Metered. The inner one counts the cheap

@@ -1,4 +1,4 @@
-"""Extension points of seed 003: the protocols run_adaptive plugs in, with defaults.
+"""Extension points of the inner/outer loop: the protocols run_adaptive plugs in, with defaults.
 
 - `Planner` is the outer layer: plan, evaluate, replan (one model call each) and a
   fallback plan written by code (no default: the app brings it, e.g. apps/probe);
@@ -26,7 +26,7 @@ from guardsearch.models.metered import Metered
 
 
 class Planner(Protocol):
-    """The outer planner (seed 003): plan, evaluate, replan, each one model call."""
+    """The outer planner: plan, evaluate, replan, each one model call."""
 
     async def plan(self, topic: str, metered: Metered) -> ProbePlan: ...
 
@@ -63,7 +63,7 @@ class TerminationPolicy(Protocol):
 
 @dataclass(frozen=True)
 class SingleStrategy:
-    """One policy for every plan (seed 003's simplification; the default)."""
+    """One policy for every plan (the simple case, and the default)."""
 
     policy: ProbePolicy
 

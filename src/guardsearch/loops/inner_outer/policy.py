@@ -1,4 +1,4 @@
-"""The inner probe policy (seed 003): initialize / decide / is_stable / apply, no model.
+"""The inner probe policy (docs/probe.md): initialize / decide / is_stable / apply, no model.
 
 `ProbePolicy` is the protocol. `BandProbePolicy` implements the parts every query
 domain shares and leaves three moves to a subclass (`narrow`, `broaden`, `lateral`):

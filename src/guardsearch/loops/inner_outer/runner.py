@@ -1,4 +1,4 @@
-"""run_adaptive (seed 003): the outer planner around the inner probe loop.
+"""run_adaptive (docs/probe.md): the outer planner around the inner probe loop.
 
     plan                                   outer call 1 (code fallback if it fails)
     loop:

@@ -1,4 +1,4 @@
-"""Multi-objective scoring of results (seed 003): weighted objectives, each in [0, 1].
+"""Multi-objective scoring of results: weighted objectives, each in [0, 1].
 
     score = sum(w_i * objective_i(hit)) / sum(w_i)
 

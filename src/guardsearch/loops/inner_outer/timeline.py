@@ -1,4 +1,4 @@
-"""The dual-layer timeline (seed 003): outer planner calls and inner probe steps.
+"""The dual-layer timeline: outer planner calls and inner probe steps.
 
 Built from the run's `phase` events (step "inner_outer"; the kernel's fixed `phase`
 and `t`, and the `layer`); drawn as a PNG with

@@ -1,5 +1,5 @@
-"""What a research run returns: a `ResearchRun` outcome around the seed's AgentResponse
-or ErrorResponse.
+"""What a research run returns: a `ResearchRun` outcome around the service's
+AgentResponse or ErrorResponse (`schemas.py`).
 
 Code, not the model, fills these contracts: the sources are the verified citations
 with their snippets, the citation report comes from the verification, and a run that
@@ -37,7 +37,7 @@ from guardsearch.loops.research.schemas import (
 )
 from guardsearch.loops.research.state import ResearchState
 
-# The seed's error types for the core stop reasons (a failed step is told apart below).
+# ErrorResponse's error types for the core stop reasons (a failed step is told apart below).
 _ERROR_TYPES = {
     "budget_exhausted": "budget_exceeded",
     "deadline": "timeout",
@@ -102,7 +102,7 @@ def agent_response(
     usage: Usage,
     meta: ResponseMetadata,
 ) -> AgentResponse:
-    """The seed's response for an answered run, from its final state."""
+    """The AgentResponse of an answered run, from its final state."""
     return AgentResponse(
         summary=answer,
         final_answer=answer,
@@ -137,7 +137,7 @@ def agent_response(
 
 
 def error_response(stop: Stop, run_id: str) -> ErrorResponse:
-    """The seed's error for a run a phase's error stopped, with the evidence."""
+    """The ErrorResponse of a run a phase's error stopped, with the evidence."""
     error, phase = stop.error, stop.phase
     details: dict[str, object] = {"phase": phase, "run_id": run_id}
     if isinstance(error, StepFailed):

@@ -1,4 +1,4 @@
-"""Citation verification (seed §11), in code: the model cites ids; code checks them.
+"""Citation verification, in code: the model cites ids; code checks them.
 
 1. Existence: every cited id ("[3]", inline or listed) must be a retrieved source;
    a hallucinated id is removed from the answer and reported.

@@ -1,4 +1,4 @@
-"""State compaction (seed §9): keep the best results in full, summarise the rest.
+"""State compaction: keep the best results in full, summarise the rest.
 
 Triggers: the token budget fell below `ratio` of its start, the serialised state
 grew past its cap, or a synthesis is about to run (to leave the answer room).

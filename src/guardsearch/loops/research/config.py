@@ -1,9 +1,9 @@
-"""Research limits: complexity tiers (§8), environment defaults (§13), per-request options.
+"""Research limits: complexity tiers, environment defaults, per-request options.
 
 Precedence, lowest to highest: the tier's numbers, the `RESEARCH_*` environment
 variables, explicit options of the request. `max_queries` and `max_sources` bound
-each iteration's search (the seed's `trim(plan.queries, max_queries)` and
-`search_all(queries, max_sources)`); the iterations and the run's `Budget` (tokens and
+each iteration's search (the plan's queries cut to `max_queries`, the hits of all
+queries to `max_sources`); the iterations and the run's `Budget` (tokens and
 the loop's seconds, `default_budget`) bound the whole run.
 """
 
@@ -42,7 +42,7 @@ ENV = {
     "max_sources": "RESEARCH_MAX_SOURCES",
 }
 # The default budget: tokens of the whole run, seconds of the loop (the synthesis may
-# take `synthesis_grace_s` more), each overridable by the seed's environment variable.
+# take `synthesis_grace_s` more), each overridable by an environment variable.
 DEFAULT_TOKENS = 40_000
 DEFAULT_SECONDS = 120.0
 BUDGET_ENV = {"tokens": "RESEARCH_TOKEN_BUDGET", "seconds": "RESEARCH_MAX_EXECUTION_TIME_S"}
@@ -72,12 +72,12 @@ class ResearchConfig:
     max_iters: int | None = None
     max_queries: int | None = None
     max_sources: int | None = None
-    # Hits kept per query; the seed's max_sources caps the iteration's total.
+    # Hits kept per query; max_sources caps the iteration's total.
     hits_per_query: int = 5
     # Sources shown to the synthesiser, best first: a small model reads a few well.
     synthesis_sources: int = 5
     snippet_chars: int = 600
-    # §9 compaction: keep this many results in full, summarise the rest.
+    # Compaction (compaction.py): keep this many results in full, summarise the rest.
     active_results: int = 8
     compaction_ratio: float = 0.25
     state_token_cap: int = 50_000
@@ -105,7 +105,7 @@ class ResearchConfig:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **base: Any) -> ResearchConfig:
-        """Defaults overridden by the seed's RESEARCH_* environment variables."""
+        """Defaults overridden by the RESEARCH_* environment variables."""
         env = os.environ if env is None else env
         values: dict[str, Any] = dict(base)
         for name, var in ENV.items():

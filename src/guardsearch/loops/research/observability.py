@@ -1,4 +1,4 @@
-"""Structured logs and metrics hooks at phase boundaries (seed §17).
+"""Structured logs and metrics hooks at phase boundaries (docs/research.md).
 
 Phases are Events in the run's Trace (kind "phase", emitted by the loop kernel with
 `phase_fields` on each); this turns them into one JSON log line each on the
@@ -21,7 +21,7 @@ logger = logging.getLogger("guardsearch.research")
 
 
 def phase_fields(state: ResearchState, budget: Budget) -> dict[str, Any]:
-    """The seed's observability fields on every phase event (`token_budget`: the tokens
+    """The observability fields on every phase event (`token_budget`: the tokens
     the run's budget has left, None when it does not limit tokens)."""
     return {
         "iteration": state.iteration,

@@ -1,4 +1,4 @@
-"""ResearchState: the loop's one state object (seed 001 §4), immutable.
+"""ResearchState: the loop's one state object, immutable.
 
 Every transition returns a new state, so the invariants can be checked by comparing
 before and after (`check_transition`):
@@ -22,7 +22,7 @@ from guardsearch.core.source import Source
 from guardsearch.tools.resilient import QueryOutcome
 
 # A query "failed" for reformulation purposes when it errored or found fewer than
-# this many results (seed §6.2).
+# this many results.
 FEW_RESULTS = 3
 _RRF_K = 60
 
@@ -49,10 +49,10 @@ class QueryRecord:
 
 @dataclass(frozen=True, kw_only=True)
 class ErrorRecord:
-    """Something that went wrong and was handled (seed §14: kept for observability).
+    """Something that went wrong and was handled (kept for observability).
 
     `what` names the handling (retry, provider_failed, fallback, reformulate,
-    circuit_open, provider_circuit_open, removed) and `tier` its error tier (seed §10).
+    circuit_open, provider_circuit_open, removed) and `tier` its error tier (tools/resilient.py).
     """
 
     phase: str

@@ -1,4 +1,4 @@
-"""Multi-level escalation (seed 002): keyword filters -> source filters -> a replan.
+"""Multi-level escalation: keyword filters -> source filters -> a replan.
 
 Start with the cheapest change (keywords). Stay at a level while its last refinement
 raised quality by at least `min_gain`; escalate when it did not, or when the level

@@ -1,4 +1,4 @@
-"""The plan/act/review loop (seed 002): reflect -> act -> review -> refine and retry.
+"""The plan/act/review loop (docs/review.md): reflect -> act -> review -> refine and retry.
 
     plan once: a reflection block (plan, assumptions, risks, success criteria) + a spec
     repeat:

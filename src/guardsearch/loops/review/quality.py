@@ -1,4 +1,4 @@
-"""Verdicts on fetched candidates and the QualityReport that reviews them (seed 002).
+"""Verdicts on fetched candidates and the QualityReport that reviews them.
 
 A verifier says, for each candidate, accepted or rejected and why; the report counts
 them (total fetched, verified, rejected, the rejection breakdown by reason), scores the

@@ -1,4 +1,4 @@
-"""The reflection block a plan carries (seed 002): plan, assumptions, risks, success criteria."""
+"""The reflection block a plan carries: plan, assumptions, risks, success criteria."""
 
 from __future__ import annotations
 

@@ -88,7 +88,7 @@ class ReviewRun(Outcome):
         }
 
     def transcript(self) -> dict[str, Any]:
-        """Everything the run did, for `--transcript FILE` (seed 002's verbose transcripts)."""
+        """Everything the run did, for `--transcript FILE` (every event, verbatim)."""
         return {**self.as_dict(), "events": [e.as_dict() for e in self.trace.events]}
 
 

@@ -1,4 +1,4 @@
-"""Quality thresholds per domain (seed 002: pricing 0.3, docs 0.5, ...)."""
+"""Quality thresholds per domain (pricing 0.3, docs 0.5, art 0.4, ...), overridable."""
 
 from __future__ import annotations
 

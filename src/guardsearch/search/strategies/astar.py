@@ -1,4 +1,4 @@
-"""astar / best_first: always expand the open node with the lowest f (seed 004 §3.2).
+"""astar / best_first: always expand the open node with the lowest f (docs/search.md).
 
 f = g_weight x g + h, where g is the path cost (one per step by default, or any
 `cost(node)`), and h = 1 - score from the node's verdict; a failed hard check or a

@@ -1,4 +1,4 @@
-"""consensus: N independent candidates, one reducer (seed 004 §2.2; a depth-1 beam).
+"""consensus: N independent candidates, one reducer (a panel; a depth-1 beam).
 
 Candidate i is a greedy rollout from the root whose proposer calls use seed offset
 i x samples, so candidates differ only through explicit seeds (and temperature > 0;

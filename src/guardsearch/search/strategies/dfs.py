@@ -1,11 +1,11 @@
-"""dfs: feedback-guided depth-first search with retries and backtracking (seed 000 §4-§7).
+"""dfs: feedback-guided depth-first search with retries and backtracking (docs/search.md).
 
 The search keeps a stack of frames, one per level of the current path. A frame
 tries its pending children (already paid for) first; when none is left it asks the
 proposer again. When every candidate of an attempt fails, the space's
 `backtrack_depth` (when it has an opinion) or else the heuristic reads the feedback:
 0 retries the same level with the feedback in the retry channel, d > 0 backtracks d
-levels and amends that ancestor's context with a failure summary (seed 000 §6), -1
+levels and amends that ancestor's context with a failure summary (`search/summary.py`), -1
 gives up.
 
 Attempt k at a node samples by the engine's schedule (default: temperature 0, 0.7,
@@ -16,13 +16,13 @@ nothing: it is not guard feedback. The level is retried with seeds shifted once 
 heuristic is not asked, so a repeat never counts toward the repeated-feedback
 escalation. The attempt still counts against the level's `rmax`.
 
-Budgets (seed 000 §5), per level: each *visit* of a level makes at most `rmax`
+Budgets, per level: each *visit* of a level makes at most `rmax`
 attempts, and a level may be visited at most `1 + backtrack_budget` times (the first
 visit, then once per return from a failure below it or a new parent above it). So a
 level makes at most `rmax x (1 + backtrack_budget)` attempts in the whole search and
 the proposer calls are bounded by B_max = sum over levels of that, x `samples`.
 
-Termination (seed 000 §5.3), when the first level can do nothing more:
+Termination, when the first level can do nothing more:
 
 - `backtrack_ceiling`: a failure came back to the first level after its visits were
   spent, while some level below still had visits left under a node that passed (its
@@ -67,7 +67,7 @@ class DFSOptions:
 
     `prefer_siblings`: when a node's children have all failed and an ancestor still
     holds untried children (already paid for), go up to them before paying to
-    regenerate this node. Off by default (seed 000's pipelines yield one child per
+    regenerate this node. Off by default (step pipelines such as the plan app yield one child per
     call, so there is nothing to prefer); on for spaces whose proposer lists many
     children per call, like the Game of 24.
 
@@ -101,7 +101,7 @@ def level_budget(space: SearchSpace, budgets: Budgets, level: int) -> StepBudget
 
 
 def b_max(space: SearchSpace, budgets: Budgets = None, *, samples: int = 1, levels: int) -> int:
-    """Seed 000's bound on proposer calls: sum of rmax x (1 + backtrack_budget), x samples."""
+    """B_max, the bound on proposer calls: sum of rmax x (1 + backtrack_budget), x samples."""
     return samples * sum(level_budget(space, budgets, i).max_calls for i in range(levels))
 
 

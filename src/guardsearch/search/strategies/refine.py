@@ -1,4 +1,4 @@
-"""refine: retry with feedback and keep the best (hill climbing, seed 000 §2.3).
+"""refine: retry with feedback and keep the best (hill climbing).
 
 At each level the node is expanded until a candidate passes, with the failure
 feedback in the retry channel, up to `rmax` expansions; the best passing child is
