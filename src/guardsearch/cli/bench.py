@@ -11,9 +11,9 @@ from typing import Annotated, Any
 
 import typer
 
-from guardsearch.cli.bench_common import StoreOption, open_run_store, warn_stale
+from guardsearch.cli.bench_common import StoreOption, run_trials
 from guardsearch.cli.bench_plan import plan as bench_plan
-from guardsearch.cli.output import err, exit_for, fail, out, print_json
+from guardsearch.cli.output import exit_for, fail, out, print_json
 from guardsearch.core.errors import GuardsearchError
 
 bench_app = typer.Typer(
@@ -70,36 +70,18 @@ def _run(
     as_json: bool,
     store_url: str | None = None,
 ) -> None:
-    from guardsearch.experiments import ExperimentRunner, executor_named
-
-    def progress(result: Any, done: int, total: int) -> None:
-        if not quiet:
-            mark = "solved" if result.succeeded else result.termination
-            err.print(
-                f"[dim][{done}/{total}] {result.method} {result.problem}: {mark}, "
-                f"{result.calls} calls, {result.seconds:.1f}s[/dim]"
-            )
+    from guardsearch.experiments import executor_named
 
     for folder in (config.out_dir, Path(config.report_dir or config.out)):
         if folder.exists() and not folder.is_dir():
             fail(f"{folder} is a file, not a folder for the results", as_json=as_json)
-    run_store = None
-    try:
-        executor = executor_named(executor_name, address=ray_address)
-        run_store = open_run_store(store_url)
-        runner = ExperimentRunner(config, executor=executor, progress=progress, run_store=run_store)
-        warn_stale(runner, quiet)
-        if not quiet:
-            err.print(
-                f"[dim]{len(runner.pending())} of {len(runner.plan())} trials to run "
-                f"-> {config.out_dir}[/dim]"
-            )
-        card = runner.run()
-    except GuardsearchError as exc:
-        fail(str(exc), exit_for(exc), as_json=as_json)
-    finally:
-        if run_store is not None:
-            run_store.close()
+    card = run_trials(
+        config,
+        store_url=store_url,
+        quiet=quiet,
+        as_json=as_json,
+        executor=lambda: executor_named(executor_name, address=ray_address),
+    )
     if as_json:
         print_json(summary(card, config.out_dir))
     else:

@@ -1,12 +1,15 @@
-"""What the `bench` commands share: the `--store` option and the stale-trial notice."""
+"""What the `bench` commands share: the `--store` option, the stale-trial notice, and
+running an experiment's trials with progress on stderr."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
 
-from guardsearch.cli.output import err
+from guardsearch.cli.output import err, exit_for, fail
+from guardsearch.core.errors import GuardsearchError
 
 StoreOption = Annotated[
     str | None,
@@ -36,3 +39,50 @@ def warn_stale(runner: Any, quiet: bool) -> None:
             f"[yellow]{s['method']}: {s['trials']} stored trial(s) ran with another "
             f"config ({s['changed']}); they run again[/yellow]"
         )
+
+
+def run_trials(
+    config: Any,
+    *,
+    store_url: str | None,
+    quiet: bool,
+    as_json: bool,
+    executor: Callable[[], Any] | None = None,
+    report: Callable[[Any, dict[str, Any]], Any] | None = None,
+) -> Any:
+    """Run the experiment's pending trials, a line per finished trial on stderr (unless
+    `quiet`), each also recorded in the run store at `store_url` when given. Returns the
+    scorecard, or what `report(runner, scorecard)` makes of it; an error ends the command
+    (exit code by its kind). `executor` makes the executor (default: local)."""
+    from guardsearch.experiments import ExperimentRunner
+
+    def progress(result: Any, done: int, total: int) -> None:
+        if not quiet:
+            mark = "solved" if result.succeeded else result.termination
+            err.print(
+                f"[dim][{done}/{total}] {result.method} {result.problem}: {mark}, "
+                f"{result.calls} calls, {result.seconds:.1f}s[/dim]"
+            )
+
+    run_store = None
+    try:
+        run_store = open_run_store(store_url)
+        runner = ExperimentRunner(
+            config,
+            executor=executor() if executor is not None else None,
+            progress=progress,
+            run_store=run_store,
+        )
+        warn_stale(runner, quiet)
+        if not quiet:
+            err.print(
+                f"[dim]{len(runner.pending())} of {len(runner.plan())} trials to run "
+                f"-> {config.out_dir}[/dim]"
+            )
+        card = runner.run()
+        return report(runner, card) if report is not None else card
+    except GuardsearchError as exc:
+        fail(str(exc), exit_for(exc), as_json=as_json)
+    finally:
+        if run_store is not None:
+            run_store.close()

@@ -21,8 +21,8 @@ from typing import Annotated, Any
 
 import typer
 
-from guardsearch.cli.bench_common import StoreOption, open_run_store, warn_stale
-from guardsearch.cli.output import err, exit_for, fail, out, print_json
+from guardsearch.cli.bench_common import StoreOption, run_trials
+from guardsearch.cli.output import exit_for, fail, out, print_json
 from guardsearch.core.errors import GuardsearchError
 
 SUITE = "guardsearch.apps.plan.suite:suite"
@@ -104,23 +104,13 @@ def plan(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """The plan experiment: ε vs budget per pipeline, backtracks, heuristic vs blind."""
-    from guardsearch.experiments import ExperimentConfig, ExperimentRunner
+    from guardsearch.experiments import ExperimentConfig
 
     methods = _split(pipelines)
-    run_store = None
     try:
         numbers = sorted({int(b) for b in _split(budgets)})
     except ValueError:
         fail(f"--budgets takes numbers like 1,5,10: {budgets}", as_json=as_json)
-
-    def progress(result: Any, done: int, total: int) -> None:
-        if not quiet:
-            mark = "solved" if result.succeeded else result.termination
-            err.print(
-                f"[dim][{done}/{total}] {result.method} {result.problem}: {mark}, "
-                f"{result.calls} calls, {result.seconds:.1f}s[/dim]"
-            )
-
     try:
         config = ExperimentConfig.parse(
             {
@@ -141,18 +131,15 @@ def plan(
                 "compare": comparisons(methods),
             }
         )
-        run_store = open_run_store(store)
-        runner = ExperimentRunner(config, progress=progress, run_store=run_store)
-        warn_stale(runner, quiet)
-        if not quiet:
-            err.print(f"[dim]{len(runner.pending())} of {len(runner.plan())} trials to run[/dim]")
-        card = runner.run()
-        report = write_report(runner, card, report_dir or out_dir, name)
     except GuardsearchError as exc:
         fail(str(exc), exit_for(exc), as_json=as_json)
-    finally:
-        if run_store is not None:
-            run_store.close()
+    report = run_trials(
+        config,
+        store_url=store,
+        quiet=quiet,
+        as_json=as_json,
+        report=lambda runner, card: write_report(runner, card, report_dir or out_dir, name),
+    )
     if as_json:
         print_json(
             {

@@ -22,7 +22,6 @@ sees at its next checkpoint; it then stops and ends `cancelled` itself.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import time
 from collections.abc import Callable
@@ -33,7 +32,6 @@ from typing import Any, cast
 from guardsearch.core.errors import ConfigError, GuardsearchError, StoreError
 from guardsearch.core.events import Event, Trace
 from guardsearch.core.outcome import stop_reason_for
-from guardsearch.core.steering import Steering
 from guardsearch.models.base import Model, aclose_model
 from guardsearch.models.cache import CachedModel
 from guardsearch.models.spec import model_from_spec
@@ -44,12 +42,12 @@ from guardsearch.runs.lock import check_lock, fingerprint
 from guardsearch.runs.pause import AskingSpace, InputNeeded
 from guardsearch.runs.spec import RunSpec
 from guardsearch.search.options import check_json_options
+from guardsearch.search.result import result_of
 from guardsearch.search.run import search
-from guardsearch.search.serialize import context_to_dict
 from guardsearch.search.space import SearchSpace
 from guardsearch.search.state import SearchState
 from guardsearch.store.base import NotOwner, RunRecord, RunStatus, RunStore
-from guardsearch.store.sql import dumps, may_take_over, new_owner, release_owner
+from guardsearch.store.sql import may_take_over, new_owner, release_owner
 
 # Terminations after which the saved state is final (resuming would redo the end).
 FINAL = ("success", "all_pruned", "backtrack_ceiling", "budget_exhausted")
@@ -138,26 +136,6 @@ def _check_resumable(record: RunRecord, human_input: str | None) -> None:
 def _check_answerable(record: RunRecord, state: SearchState | None) -> None:
     if state is None or record.paused_node is None or record.paused_node not in state.tree.nodes:
         raise ConfigError(f"run {record.id} has no saved node waiting for input")
-
-
-def summarize(state: SearchState, space: SearchSpace) -> dict[str, Any]:
-    """The run's result from its final state: the winning (or best failed) path."""
-    tree = state.tree
-    succeeded, last = state.ending()
-    answer = space.answer(last) if succeeded else None
-    return {
-        "succeeded": succeeded,
-        "termination": state.termination,
-        "answer": json.loads(dumps(answer)) if answer is not None else None,
-        "path": [n.text for n in tree.path(last.id)[1:]],
-        "calls": state.usage.calls,
-        "tokens": state.usage.total_tokens,
-        "expansions": state.expansions,
-        "nodes": len(tree),
-        "steering": Steering.from_dict(state.steering).as_dict(),
-        # Node isolation: only the winning path's context is merged back.
-        "context": context_to_dict(last.context),
-    }
 
 
 async def execute_run(
@@ -304,7 +282,7 @@ def _stopped_by_store(
 
 
 def _finish(end: Callable[..., RunRecord], state: SearchState, space: SearchSpace) -> RunRecord:
-    result = summarize(state, space)
+    result = result_of(state, space).summary()
     status: RunStatus = "succeeded" if result["succeeded"] else "failed"
     if state.termination == "cancelled":
         status = "cancelled"  # a cancel request seen at a checkpoint

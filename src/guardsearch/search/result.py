@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any, cast
 
 from guardsearch.core.context import Context
+from guardsearch.core.events import Trace
 from guardsearch.core.outcome import Outcome
 from guardsearch.core.steering import Steering
+from guardsearch.jsonl import json_line
 from guardsearch.search.node import Node, SearchTree
+from guardsearch.search.serialize import context_to_dict
+from guardsearch.search.space import SearchSpace
 from guardsearch.search.state import SearchState, Termination
 
 
@@ -78,3 +83,51 @@ class SearchResult(Outcome):
                 for n in self.path[1:]
             ],
         }
+
+    def summary(self) -> dict[str, Any]:
+        """The result as plain JSON, as a durable run records it and `/solve` answers:
+        the path as texts, the answer as JSON, and the winning path's context (node
+        isolation: only that context is merged back)."""
+        answer = json.loads(json_line(self.answer)) if self.answer is not None else None
+        return {
+            "succeeded": self.succeeded,
+            "termination": self.termination,
+            "answer": answer,
+            "path": [n.text for n in self.path[1:]],
+            "calls": self.calls,
+            "tokens": self.tokens,
+            "expansions": self.expansions,
+            "nodes": len(self.tree),
+            "steering": self.steering.as_dict(),
+            "context": context_to_dict(self.last.context),
+        }
+
+
+def result_of(
+    state: SearchState,
+    space: SearchSpace,
+    *,
+    run_id: str = "",
+    seconds: float = 0.0,
+    trace: Trace | None = None,
+) -> SearchResult:
+    """The result a search's final (or saved) state stands for: the goal's path when it
+    succeeded, else the best failed node's (`SearchState.ending`). A state still under
+    way has no stop reason yet ("")."""
+    tree = state.tree
+    succeeded, last = state.ending()
+    return SearchResult(
+        succeeded=succeeded,
+        stop_reason=state.termination or "",
+        run_id=run_id,
+        seconds=seconds,
+        strategy=state.strategy,
+        path=tuple(tree.path(last.id)),
+        answer=space.answer(last) if succeeded else None,
+        context=last.context,
+        usage=state.usage,
+        expansions=state.expansions,
+        tree=tree,
+        trace=trace if trace is not None else Trace(),
+        state=state,
+    )

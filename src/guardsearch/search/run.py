@@ -27,7 +27,7 @@ from guardsearch.models.base import Model
 from guardsearch.models.metered import Metered
 from guardsearch.search.expand import Checkpoint, Engine, EngineOptions
 from guardsearch.search.node import Node, SearchTree
-from guardsearch.search.result import SearchResult
+from guardsearch.search.result import SearchResult, result_of
 from guardsearch.search.space import SearchSpace
 from guardsearch.search.state import SearchState, Termination
 from guardsearch.search.strategies.base import Strategy, get_strategy, option_names
@@ -182,8 +182,12 @@ async def search(
         state.termination = termination
         sync_usage()
         await _call(on_expansion, state)
-        result = _result(
-            engine, strat.name, termination, run_id or new_run_id(), time.perf_counter() - started
+        result = result_of(
+            state,
+            space,
+            run_id=run_id or new_run_id(),
+            seconds=time.perf_counter() - started,
+            trace=engine.trace,
         )
         metered.trace.emit(
             "run_end",
@@ -205,30 +209,6 @@ def _show(value: Any) -> Any:
     if hasattr(value, "as_dict"):
         return value.as_dict()
     return getattr(value, "__name__", type(value).__name__)
-
-
-def _result(
-    engine: Engine, strategy: str, termination: Termination, run_id: str, seconds: float
-) -> SearchResult:
-    state = engine.state
-    tree = state.tree
-    succeeded, last = state.ending()
-    path = tuple(tree.path(last.id))
-    return SearchResult(
-        succeeded=succeeded,
-        stop_reason=termination,
-        run_id=run_id,
-        seconds=seconds,
-        strategy=strategy,
-        path=path,
-        answer=engine.space.answer(last) if succeeded else None,
-        context=last.context,
-        usage=state.usage,
-        expansions=state.expansions,
-        tree=tree,
-        trace=engine.trace,
-        state=state,
-    )
 
 
 search_sync = run_sync(search)

@@ -15,7 +15,6 @@ from guardsearch.core.errors import ConfigError, ModelError
 from guardsearch.loops.research.schemas import ErrorResponse
 from guardsearch.models.base import Model
 from guardsearch.registry import app_names, build_app, get_app
-from guardsearch.runs.runner import summarize
 from guardsearch.runs.spec import RunSpec
 from guardsearch.search import search
 from guardsearch.search.options import check_json_options
@@ -72,7 +71,7 @@ async def solve(
         return ErrorResponse.of("invalid_request", f"bad options: {exc}", retryable=False)
     except ModelError as exc:
         return ErrorResponse.of("model_error", str(exc), retryable=True)
-    summary = summarize(result.state, setup.space)
+    summary = result.summary()
     return SolveResponse(
         app=spec.app,
         strategy=result.strategy,
