@@ -68,3 +68,29 @@ def test_the_example_runs_and_prints_what_it_says(code: str, home: Path) -> None
     }
     assert expected, "an example says what it prints"
     assert {n: printed.get(n) for n in expected} == expected
+
+
+def test_the_readme_lists_the_four_entry_points_as_they_are() -> None:
+    import inspect
+
+    import guardsearch
+
+    readme = section((ROOT / "README.md").read_text(encoding="utf-8"), "## Python API")
+    table = readme.split("```text\n", 1)[1].split("```", 1)[0]
+    listed = re.findall(r"^(run_\w+)\((.*?)\)\s+->\s+(\w+)", table, re.M)
+    assert [name for name, _, _ in listed] == [
+        "run_search",
+        "run_research",
+        "run_review",
+        "run_probe",
+    ]
+    for name, params, returns in listed:
+        entry = getattr(guardsearch, name)
+        assert callable(getattr(guardsearch, f"{name}_sync")), name
+        signature = inspect.signature(entry)
+        keywords = [p.strip().rstrip("=") for p in params.split(",") if p.strip().endswith("=")]
+        assert keywords == ["model", "budget", "trace", "config"], name
+        for keyword in keywords:
+            assert signature.parameters[keyword].kind is inspect.Parameter.KEYWORD_ONLY, name
+        assert signature.return_annotation == returns, name
+        assert issubclass(getattr(guardsearch, returns), guardsearch.Outcome), returns

@@ -1,4 +1,4 @@
-"""`guardsearch plan`: seed 000's planning pipeline, searched with guard feedback."""
+"""`guardsearch plan`: the planning pipeline of docs/plan.md, searched with guard feedback."""
 
 from __future__ import annotations
 

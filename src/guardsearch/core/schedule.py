@@ -3,7 +3,7 @@
 A small model asked the same question at temperature 0 answers the same again,
 whatever the feedback says; a retry that repeats itself spends a call on nothing.
 So attempt k of a step (or expansion k of a search node) follows a schedule: the
-first attempt is greedy and seeded like any other request (seed 004 §3.3.5: runs
+first attempt is greedy and seeded like any other request (so runs
 stay replayable), later ones sample warmer with fresh, explicit seeds.
 
     Schedule()                       # the default: 0 -> 0.7 -> 1.0, fresh seeds

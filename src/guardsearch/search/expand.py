@@ -301,7 +301,7 @@ class Engine:
         return GuardResult.fail("no candidates: the answer held nothing usable", "parse")
 
     def summary_for(self, failed_level: str, verdict: GuardResult, path: list[Node]) -> str:
-        """The space's failure summary (default: seed 000 §6, previews of <= 200 chars)."""
+        """The space's failure summary (default: step, feedback, previews of <= 200 chars)."""
         return self.space.failure_summary(failed_level, verdict, path)
 
     # -- budget -------------------------------------------------------------------------

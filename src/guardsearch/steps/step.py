@@ -1,4 +1,4 @@
-"""The guarded step (seed 000's within-step loop): prompt -> model -> parse -> guard -> retry.
+"""The guarded step (the loop within one step): prompt -> model -> parse -> guard -> retry.
 
 On a failed guard the step retries with the feedback in the context's retry channel,
 up to `rmax` attempts; a `fatal` verdict ends it at once; when retries run out,

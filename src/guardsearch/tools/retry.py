@@ -1,7 +1,7 @@
 """Tier 1: retry transient search errors with exponential backoff and jitter (tenacity).
 
-The wait before retry n (n = 1, 2, ...) is `min(base * 2**(n-1) + uniform(0, 1), max_wait)`,
-the seed's `min(2 ** attempt + random.uniform(0, 1), 10)`: the exponential part spreads
+The wait before retry n (n = 1, 2, ...) is `min(base * 2**(n-1) + uniform(0, 1), max_wait)`
+(by default `min(2**(n-1) + uniform(0, 1), 10)` seconds): the exponential part spreads
 retries out, the jitter keeps many clients from retrying in lock-step. Only
 `TransientSearchError` (including a per-call timeout) is retried.
 """

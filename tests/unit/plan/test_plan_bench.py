@@ -88,7 +88,7 @@ def test_bench_plan_writes_the_report_with_curves_categories_and_plots(
     markdown = (report / "plan_test.md").read_text()
     assert "## Pass rate vs budget" in markdown
     assert "## Per problem category (at the largest budget)" in markdown
-    assert "## Heuristic vs blind DFS (seed 000 §8.2)" in markdown
+    assert "## Heuristic vs blind DFS" in markdown
     assert "## Steering: repeats, repairs, failures prevented" in markdown
     assert card["repeats"]["search"]["calls"] == 11  # 6 + 5: no answer repeated itself
     assert card["repeats"]["search"]["repeats"] == 0

@@ -1,6 +1,6 @@
 """The plan pipeline searched with feedback-guided DFS, on scripted models.
 
-Every §4.1 rule row is driven by the plan guards' own feedback strings; the
+Every rule-table row is driven by the plan guards' own feedback strings; the
 terminations, the context amendment on backtrack and the pipelines' differences are
 checked through the same pipeline.
 """
@@ -39,14 +39,14 @@ FULL = [A, R, S, P]
 
 
 async def run(script, pipeline: str = "search", **options):  # type: ignore[no-untyped-def]
-    """The pipeline with seed 000's rule table (the search pipeline's default heuristic,
+    """The pipeline with the dfs rule table (the search pipeline's default heuristic,
     `fixes`, is tested in test_plan_steer.py)."""
     if pipeline == "search":
         options.setdefault("heuristic", "rules")
     return await plan_search(script.problem, pipeline=pipeline, model=script.model(), **options)
 
 
-# -- seed 000 §4.1, row by row, with the plan guards' real feedback -------------------
+# -- the rule table, row by row, with the plan guards' real feedback ------------------
 
 
 async def test_row_not_parseable_retries_the_plan() -> None:
@@ -300,7 +300,7 @@ async def test_blind_backtracks_name_the_blind_heuristic() -> None:
     assert (back["reason"], back["rule"]) == ("heuristic", "backtrack_one_level")
 
 
-# -- the backtrack channel (seed 000 §6) and its window (§9.4) --------------------------
+# -- the backtrack channel and its window ------------------------------------------------
 
 
 async def test_a_backtrack_amends_the_ancestor_with_the_failure_summary() -> None:

@@ -1,4 +1,4 @@
-"""The research loop on scripted models and injected provider faults (seed 001 §15, §15.1)."""
+"""The research loop on scripted models and injected provider faults."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ def prompts(model, title: str) -> list[str]:  # type: ignore[no-untyped-def]
     ]
 
 
-# -- §15 smoke -----------------------------------------------------------------------
+# -- smoke ---------------------------------------------------------------------------
 
 
 async def test_run_answers_with_the_agent_response_schema(small_index: CorpusIndex) -> None:
@@ -122,7 +122,7 @@ async def test_cited_ids_are_resolved_to_retrieved_sources_and_verified(
     assert run.synthesis is not None and run.synthesis.citations[0].id == "[1]"
 
 
-# -- §15.1 error handling --------------------------------------------------------------
+# -- error handling --------------------------------------------------------------------
 
 
 async def test_a_search_500_is_retried_with_backoff_inside_the_loop() -> None:
@@ -251,7 +251,7 @@ async def test_a_state_over_its_size_cap_is_compacted(small_index: CorpusIndex) 
     assert isinstance(run.response, AgentResponse)  # citations still check the raw text
 
 
-# -- §14 error surfaces ----------------------------------------------------------------
+# -- error surfaces ---------------------------------------------------------------------
 
 
 async def test_an_unparseable_plan_becomes_an_error_response(small_index: CorpusIndex) -> None:

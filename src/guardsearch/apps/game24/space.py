@@ -354,7 +354,7 @@ class Game24Space(BaseSpace):
         return Proposal(state=proposal.state, text=text, value=value, key=proposal.key)
 
     def failure_summary(self, failed_step: str, verdict: GuardResult, path: Sequence[Node]) -> str:
-        # Seed 000 §6's content (failed step, feedback, path previews) in one short line:
+        # The failure summary's content (failed step, feedback, path previews) in one line:
         # a 0.5B model reads a short prompt better, and the prompt stays cacheable.
         tried = " -> ".join(n.preview(200) for n in path)
         return f"{failed_step} failed after {tried}: {verdict.feedback}. Try other steps."

@@ -1,4 +1,4 @@
-"""Plan guards at three levels (seed 000 §4.1): Minimal ⊂ Medium ⊂ Expansive.
+"""Plan guards at three levels (docs/plan.md): Minimal ⊂ Medium ⊂ Expansive.
 
 - **Minimal**: parseable JSON, required fields, every step's `retry_budget` > 0, unique
   ids, known actions, `on_failure` naming a later step.

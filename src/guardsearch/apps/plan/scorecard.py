@@ -1,8 +1,8 @@
-"""The plan experiment's own figures on top of the harness scorecard (seed 000 §8.2).
+"""The plan experiment's own figures on top of the harness scorecard (docs/plan.md).
 
 The harness gives ε per pipeline vs budget (Wilson intervals), E[calls], backtrack
-rate and depths per pipeline, and paired differences. This adds what §8.2 asks per
-*problem category* — where search backtracks to, and how often — and a short
+rate and depths per pipeline, and paired differences. This adds, per
+*problem category*, — where search backtracks to, and how often — and a short
 "heuristic vs blind DFS" section, computed with the harness's own `summarize` and
 `rate` on each category's trials, plus a plot of the backtrack depths by category.
 """
@@ -82,7 +82,7 @@ def repeats(
     (`core/steering.py`, the one implementation: outputs judged or dropped, repeats of an
     output already judged at the same node, repairs a guard's patch made pass without a
     call, outputs decoded under a declared constraint) with the repeats by step; the
-    plan guard's rejections by the §4.1 cause its feedback maps to; and per problem
+    plan guard's rejections by the rule-table cause its feedback maps to; and per problem
     category, the heuristic's decisions by depth (0 = retry in place)."""
     table = RuleHeuristic()
     out: dict[str, dict[str, Any]] = {}
@@ -144,7 +144,7 @@ def plan_markdown(
         s, b = methods["search"], methods["search-blind"]
         lines += [
             "",
-            "## Heuristic vs blind DFS (seed 000 §8.2)",
+            "## Heuristic vs blind DFS",
             "",
             "| | search (feedback heuristic) | search-blind (always up one level) |",
             "|---|---|---|",
@@ -195,7 +195,7 @@ def plan_markdown(
             )
         lines += [
             "",
-            "## Plan rejections by §4.1 cause",
+            "## Plan rejections by rule-table cause",
             "",
             "Every failed plan verdict, classified by the first rule of the table its "
             "feedback matches (repetition aside).",

@@ -1,7 +1,7 @@
-"""The plan pipeline's search space: seed 000's four guarded steps over one problem.
+"""The plan pipeline's search space: four guarded steps over one problem.
 
 `PlanSpace` is a `StepSpace` that also remembers each path's parsed outputs (so a
-node's state is the tuple (A, R, S, P) of seed 000 §3.1, as a dict). Each request's
+node's state is the tuple (A, R, S, P) of the four outputs, as a dict). Each request's
 JSON Schema carries the constraints its step's guards declare (guards/constraints.py):
 the strategy's order and the plan's actions may only use the actions recon found. A
 recon that missed an action thus shows up downstream, and the feedback heuristic can
@@ -59,7 +59,7 @@ from guardsearch.search.summary import failure_summary
 from guardsearch.steps.step import Step
 
 STEP_NAMES: tuple[str, ...] = ("analysis", "recon", "strategy", "plan")
-# Seed 000 §5.2, with the plan's allowance counted per level (docs/search.md): B_max 42.
+# Each level's rmax and backtrack budget (docs/plan.md, docs/search.md): B_max 42.
 SEARCH_BUDGETS: dict[str, StepBudget] = {
     "analysis": StepBudget(rmax=2, backtrack_budget=1),
     "recon": StepBudget(rmax=2, backtrack_budget=2),
@@ -211,7 +211,7 @@ class PlanSpace(StepSpace):
         return dataclasses.replace(repaired, state=values)
 
     def failure_summary(self, failed_step: str, verdict: GuardResult, path: Sequence[Node]) -> str:
-        """Seed 000 §6's summary, plus what the regenerated step should change so that
+        """The search's failure summary, plus what the regenerated step should change so that
         the failed plan's fix becomes possible (the downstream-failure channel: in the
         regenerated step's terms, never the plan's step ids)."""
         return failure_summary(

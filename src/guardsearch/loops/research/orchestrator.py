@@ -1,4 +1,4 @@
-"""The research loop (seed 001 §7): plan -> search -> reflect -> ... -> synthesize.
+"""The research loop (docs/research.md): plan -> search -> reflect -> ... -> synthesize.
 
     state = start(task)
     plan once; the task itself is always the first query (retrieval does not depend
@@ -12,8 +12,8 @@
     compact, synthesize from retrieved sources only, verify citations in code
 
 The loop kernel (loops/kernel.py) is the run's shell: run id, trace, the metered
-model (budget + trace), the clock, the phase events (with the seed's iteration,
-token_budget and results on each) and the one mapping of errors to stop reasons.
+model (budget + trace), the clock, the phase events (with the
+iteration, token_budget and results on each) and the one mapping of errors to stop reasons.
 Every model output is schema-constrained and guarded. Whatever goes wrong ends as an
 ErrorResponse with the evidence (answer.py), never as an exception or an empty answer.
 """

@@ -1,4 +1,4 @@
-"""The research loop's JSON contracts (seed 001 §5), as pydantic models.
+"""The research loop's JSON contracts (plan, reflection, synthesis, errors), as pydantic models.
 
 Two kinds live here:
 
@@ -7,7 +7,7 @@ Two kinds live here:
   and bounded (maxLength / maxItems): a 0.5B model cannot run away inside them, and
   it is never asked for what code knows better (timestamps, token counts, titles).
 - *responses* (`PlanResponse`, `ReflectionResponse`, `SynthesisResponse`,
-  `ErrorResponse`, `AgentResponse`) are the seed's contracts that code fills in.
+  `ErrorResponse`, `AgentResponse`) are the service's contracts that code fills in.
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ class ErrorDetail(BaseModel):
 
 
 class ErrorResponse(BaseModel):
-    """Seed §5.4: how every failure surfaces (never a crash, never a silent empty answer)."""
+    """How every failure surfaces (never a crash, never a silent empty answer)."""
 
     error: ErrorDetail
 
@@ -124,7 +124,7 @@ class AgentSource(BaseModel):
 
 
 class CitationReport(BaseModel):
-    """What citation verification found (seed §11)."""
+    """What citation verification found (citations.py)."""
 
     method: str
     verified: list[str] = Field(default_factory=list)
@@ -143,7 +143,7 @@ class UsageReport(BaseModel):
 
 
 class AgentResponse(BaseModel):
-    """The external answer of `/run` (seed §5.5), backwards compatible.
+    """The external answer of `/run` (docs/server.md), backwards compatible.
 
     Old clients read `summary` and `sources`; `final_answer` is the same text under its
     new name; everything else is new and optional for them.
