@@ -2,7 +2,7 @@
 
 The harness gives ε per pipeline vs budget (Wilson intervals), E[calls], backtrack
 rate and depths per pipeline, and paired differences. This adds, per
-*problem category*, — where search backtracks to, and how often — and a short
+*problem category*, where search backtracks to and how often, and a short
 "heuristic vs blind DFS" section, computed with the harness's own `summarize` and
 `rate` on each category's trials, plus a plot of the backtrack depths by category.
 """
