@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, cast
 from guardsearch.core.errors import ConfigError, ModelError
 from guardsearch.core.messages import Completion, ModelRequest
 from guardsearch.core.usage import Usage
+from guardsearch.models import unique_enum
 from guardsearch.models.base import ensure_real_models_allowed
 from guardsearch.models.cpu_check import LlamaSettings, resolve_settings
 
@@ -122,16 +123,20 @@ def schema_to_gbnf(
     """The GBNF grammar (llama.cpp syntax) whose sentences are JSON values valid for `schema`.
 
     Uses llama-cpp-python's own JSON-schema converter on the bounded schema, then
-    swaps its string-character rules for ones that exclude control characters.
+    swaps its string-character rules for ones that exclude control characters. An
+    array of one enum with `uniqueItems` gets the grammar of `models.unique_enum`
+    (the enum's values in order, each at most once), which the converter lacks.
     """
     from llama_cpp.llama_grammar import SchemaConverter
 
     bounded = bound_schema(schema, max_length=max_length, max_items=max_items)
     make_converter: Any = SchemaConverter  # untyped upstream
     converter = make_converter(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False)
+    lifted: list[dict[str, Any]] = []  # uniqueItems enums: the converter ignores uniqueItems
     try:
-        resolved = converter.resolve_refs(bounded, "input")
+        resolved = converter.resolve_refs(unique_enum.lift(bounded, lifted), "input")
         converter.visit(resolved, "")
+        unique_enum.splice(converter._rules, lifted, converter._format_literal)
     except Exception as exc:  # the converter signals unsupported schemas with asserts
         raise ConfigError(f"json_schema cannot be turned into a grammar: {exc!r}") from exc
     # The converter keeps its rules in a dict; `char` and `dot` are reserved names

@@ -15,7 +15,9 @@
    (`proposal_is_output` spaces) the values already judged are excluded from it.
 4. **Dedup**: each candidate's state key is looked up in the closed set; a duplicate
    is dropped before any evaluation (no model call) with a `candidate_dropped` event
-   and counted as a repeat (`SearchState.steering`).
+   and counted as a repeat (`SearchState.steering`). A space that `ProposesNew`
+   builds its request from the closed set, so its grammar cannot produce a known
+   state at all; with nothing new left, the expansion makes no call (`exhausted`).
 5. **Pre-filter**: unparseable candidates and the space's cheap objective checks are
    settled before any model-backed evaluation; a failed hard check gives h = inf.
 6. **Repair**: a failed verdict that carries a JSON Patch is applied and re-judged
@@ -54,7 +56,7 @@ from guardsearch.guards.parse import parse_json
 from guardsearch.models.base import enforces_schema, size_model_pool
 from guardsearch.models.metered import Metered
 from guardsearch.search.node import INF, Node, NodeStatus, SearchTree
-from guardsearch.search.space import Proposal, SearchSpace
+from guardsearch.search.space import Proposal, ProposesNew, SearchSpace
 from guardsearch.search.state import SearchState
 from guardsearch.search.summary import Summarizer, summarize_path
 
@@ -103,6 +105,7 @@ class Expansion:
     children: list[Node] = field(default_factory=list)
     duplicates: list[str] = field(default_factory=list)  # ids of the nodes they repeat
     calls: int = 0
+    exhausted: bool = False  # the space had nothing new to propose (no call was made)
 
     @property
     def viable(self) -> list[Node]:
@@ -249,9 +252,16 @@ class Engine:
 
     def _request(
         self, node: Node, ctx: Context, *, seed: int, temperature: float, independent: bool
-    ) -> ModelRequest:
+    ) -> ModelRequest | None:
         """The space's proposer request; for a space whose one proposal is the whole
-        output, the values its children already had are excluded from a deciding enum."""
+        output, the values its children already had are excluded from a deciding enum.
+        A `ProposesNew` space builds it from the closed set instead, and returns None
+        when nothing new is left there (no call is made); an `independent` sample (a
+        consensus candidate) is asked as the plain request."""
+        if isinstance(self.space, ProposesNew) and not independent:
+            return self.space.request_new(
+                node, ctx, seed=seed, temperature=temperature, known=self.state.closed
+            )
         request = self.space.request(node, ctx, seed=seed, temperature=temperature)
         if (
             independent
@@ -287,6 +297,10 @@ class Engine:
             best = min(failed, key=order_key)
             assert best.verdict is not None
             return best.verdict
+        if expansion.exhausted and not expansion.children and not expansion.duplicates:
+            return GuardResult.fail(
+                "nothing new to propose: every output at this node has been tried", "dedup"
+            )
         repeats = [self.node(i) for i in expansion.duplicates]
         known = [n.verdict for n in repeats if n.verdict is not None and not n.verdict.passed]
         if known:
@@ -345,15 +359,12 @@ class Engine:
         ctx = self.generation_context(node, independent=independent)
         first = self.options.seed + offset
         call = self.call_info(node)
-        return [
-            (
-                seed,
-                self._request(
-                    node, ctx, seed=seed, temperature=heat, independent=independent
-                ).with_call(call),
-            )
-            for seed in range(first, first + self.options.samples)
-        ]
+        out = []
+        for seed in range(first, first + self.options.samples):
+            request = self._request(node, ctx, seed=seed, temperature=heat, independent=independent)
+            if request is not None:
+                out.append((seed, request.with_call(call)))
+        return out
 
     async def _call(
         self, request: ModelRequest, level: str, node: str, *, queued: bool = False
@@ -395,7 +406,9 @@ class Engine:
         expansion asks for (the search ended first) is cancelled by `close`. Returns True
         when the expansion's calls are under way (now or before).
         """
-        if self.options.concurrency <= 1:
+        if self.options.concurrency <= 1 or isinstance(self.space, ProposesNew):
+            # A ProposesNew request depends on the closed set when the expansion runs,
+            # which the expansions before it still change: a prefetch would be wasted.
             return False
         samples = self.options.samples
         limit = self.options.max_expansions
@@ -486,7 +499,7 @@ class Engine:
             ready = {(node.id, r.digest()) for _, r in requests} & self._prefetched.keys()
             self.reserve_expansion(len(requests) - len(ready))
         else:
-            self.reserve_expansion()
+            self.reserve_expansion(len(requests))  # none when nothing new is left
         self.state.expanding = node.id  # a pause or crash mid-expansion names it
         level = self.space.level(node.depth)
         attempt = node.expansions + 1
@@ -498,12 +511,13 @@ class Engine:
             depth=node.depth,
             attempt=attempt,
             feedback=len(node.feedback),
-            seed=requests[0][0],
-            temperature=requests[0][1].temperature,
+            seed=requests[0][0] if requests else None,
+            temperature=requests[0][1].temperature if requests else None,
         )
         out = Expansion(node=node.id)
         # Closed-set entries of this expansion, kept only if it completes.
         staged: dict[str, str] = {}
+        out.exhausted = not requests
         if self.options.concurrency > 1:
             await self._expand_concurrently(node, requests, out, staged, attempt=attempt)
         else:
@@ -549,6 +563,7 @@ class Engine:
             viable=len(out.viable),
             dropped=len(out.duplicates),
             calls=out.calls,
+            **({"exhausted": True} if out.exhausted else {}),
         )
         return out
 

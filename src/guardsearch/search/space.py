@@ -6,14 +6,15 @@ a cheap objective check to run before any model-backed evaluation (`prefilter`),
 how to judge a candidate (`evaluate`), a stable key for dedup (`key`), what a goal
 is, and the per-level budgets the DFS uses. Optionally (`BacktrackAdvisor`) it says
 which ancestor a failure points to (`backtrack_depth`), which the dfs strategy asks
-before its heuristic. `BaseSpace` gives sensible defaults; `StepSpace`
+before its heuristic, and (`ProposesNew`) it builds requests whose grammar cannot
+produce a state the search already holds. `BaseSpace` gives sensible defaults; `StepSpace`
 (search/pipeline.py) builds a space from guarded `Step`s.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -130,6 +131,31 @@ class BacktrackAdvisor(Protocol):
         -1 (`GIVE_UP`) = end the search; None = no opinion: the strategy's heuristic
         decides.
         """
+        ...
+
+
+@runtime_checkable
+class ProposesNew(Protocol):
+    """An optional space hook: a request that cannot produce a state already known.
+
+    Where the output space is enumerable (the Game of 24's steps), the space can build
+    the request's grammar from what is still new: the engine passes the keys of every
+    state the search holds (its closed set), and the grammar leaves out the outputs
+    that would lead to one of them, so no expansion hands the guards an output already
+    judged. The engine calls this instead of `request`.
+    """
+
+    def request_new(
+        self,
+        node: Node,
+        context: Context,
+        *,
+        seed: int,
+        temperature: float,
+        known: Container[str],
+    ) -> ModelRequest | None:
+        """The proposer request for children of `node` whose keys are not in `known`;
+        None when nothing new can be proposed there (no call is made)."""
         ...
 
 

@@ -88,7 +88,12 @@ def test_tune_and_distill_read_the_stored_trials(tmp_path: Path, fake_model: str
     assert tuned.exit_code == 0, tuned.output
     report = json.loads(tuned.stdout)
     assert report["rerun"]["method"] == "astar"
-    assert set(report["proposal"]["weights"]) == {"whole numbers", "divide 24", "at most 24"}
+    assert set(report["proposal"]["weights"]) == {
+        "no dead numbers",
+        "whole numbers",
+        "divide 24",
+        "at most 24",
+    }
     assert (Path(out) / "tuning_astar.md").exists()
     examples = tmp_path / "examples.json"
     distilled = runner.invoke(

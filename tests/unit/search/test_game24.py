@@ -21,6 +21,7 @@ from guardsearch.apps.game24 import (
     step_schema,
 )
 from guardsearch.apps.game24.arith import Item, StepError, apply_step
+from guardsearch.guards.constraints import constraint_names
 from guardsearch.search import search
 from guardsearch.search.run import new_state
 
@@ -135,6 +136,70 @@ def test_proposals_are_read_from_json_or_from_tot_style_lines() -> None:
     assert garbage[0].parse_error is not None
 
 
+def allowed(request: ModelRequest) -> list[str]:
+    """The steps a request's grammar allows (its enum)."""
+    assert request.json_schema is not None
+    return list(request.json_schema["properties"]["steps"]["items"]["enum"])
+
+
+def test_the_grammar_lists_each_new_state_once() -> None:
+    sp = Game24Space(numbers=parse_numbers("2 2 6 6"))
+    root = new_state(sp, "astar").tree.root
+    request = sp.request_new(root, root.context, seed=0, temperature=0.0, known=set())
+    assert request is not None
+    steps = allowed(request)
+    # 2 + 2 and 2 * 2 both leave 4 6 6: one of them is listed. + and * smaller first;
+    # no division by zero; nothing that uses a number the node does not hold.
+    assert "2 + 2" in steps and "2 * 2" not in steps and "6 + 2" not in steps
+    assert {"2 - 6", "6 - 2", "2 / 6", "6 / 2", "2 + 6", "2 * 6"} <= set(steps)
+    proposals = sp.parse(root, json.dumps({"steps": steps}))
+    assert len(steps) == len({sp.key(root, p) for p in proposals})
+    items = request.json_schema["properties"]["steps"]  # type: ignore[index]
+    assert (items["minItems"], items["maxItems"]) == (sp.min_steps, sp.max_steps)
+    # Each step at most once per answer, and the grammar is the `available` guard's
+    # rule declared as a constraint (an output decoded under it counts as prevented).
+    assert items["uniqueItems"] is True
+    assert constraint_names(request.json_schema) == ["available"]
+
+
+def greedy(favourites: list[str], k: int = 4) -> ScriptedModel:
+    """A model that follows the grammar: its favourite steps when allowed, then the
+    first steps the grammar lists (a greedy model whose favourites run out)."""
+
+    def answer(request: ModelRequest) -> str:
+        steps = allowed(request)
+        picked = [s for s in favourites if s in steps]
+        picked += [s for s in steps if s not in picked]
+        return json.dumps({"steps": picked[:k]})
+
+    return ScriptedModel(answer)
+
+
+async def test_a_re_expansion_cannot_propose_the_steps_already_tried() -> None:
+    sp = Game24Space(numbers=NUMS)
+    once = await search(sp, "astar", model=greedy(["4 + 5", "10 - 6"], k=2), max_expansions=1)
+    root = once.tree.root
+    again = sp.request_new(root, root.context, seed=0, temperature=0.0, known=once.state.closed)
+    assert again is not None
+    steps = allowed(again)
+    assert "4 + 5" not in steps and "10 - 6" not in steps
+    # 5 + 5 would not even be valid; 6 - 4 leaves 2 5 10, a state no one has tried.
+    assert "6 - 4" in steps and len(steps) == len(sp.new_steps(root, set())) - 2
+
+
+async def test_a_search_with_a_greedy_model_never_hands_the_guards_a_repeat() -> None:
+    # 1 1 1 1 cannot make 24: the search tries everything the budget allows.
+    sp = Game24Space(numbers=parse_numbers("1 1 1 1"))
+    model = greedy(["1 + 1", "1 * 1"])
+    result = await search(sp, "astar", model=model, budget=30, rmax=3, reopen=True)
+    assert result.termination == "all_pruned" and result.calls < 30
+    assert not result.trace.of_kind("candidate_dropped")  # no repeat, no invalid step
+    keys = [n.key for n in result.tree if n.parent is not None]
+    assert len(keys) == len(set(keys))
+    exhausted = [e for e in result.trace.of_kind("expansion") if e.data.get("exhausted")]
+    assert exhausted and all(e.data["calls"] == 0 for e in exhausted)
+
+
 async def test_a_wrong_claimed_result_is_repaired_by_a_json_patch() -> None:
     sp = Game24Space(numbers=NUMS, constrained=False)
     model = ScriptedModel(lambda r: "4 + 6 = 11 (left: 5 6 11)")
@@ -144,6 +209,30 @@ async def test_a_wrong_claimed_result_is_repaired_by_a_json_patch() -> None:
     assert child.value["c"] == "10" and child.value["left"] == ["5", "10", "10"]
     assert child.text == "4 + 6 = 10 (left: 5 10 10)"
     assert result.trace.of_kind("patch_applied")[0].data["passed"] is True
+
+
+async def test_a_search_builds_on_repaired_steps_instead_of_discarding_them() -> None:
+    # Free text: the model gets every step right and every claimed result wrong.
+    lines = {
+        "4 5 6 10": "5 * 6 = 31 (left: 4 10 31)",
+        "4 10 30": "30 - 10 = 21 (left: 4 21)",
+        "4 20": "4 + 20 = 25 (left: 25)",
+    }
+    model = ScriptedModel(lambda r: lines.get(" ".join(numbers_in(r)), "4 + 5 = 9"))
+    sp = Game24Space(numbers=NUMS, constrained=False)
+    result = await search(sp, "astar", model=model, budget=5)
+    assert result.succeeded and result.calls == 3
+    assert [n.text for n in result.path[1:]] == [
+        "5 * 6 = 30 (left: 4 10 30)",
+        "30 - 10 = 20 (left: 4 20)",
+        "4 + 20 = 24 (left: 24)",
+    ]
+    repairs = [e for e in result.trace.of_kind("patch_applied") if e.data["passed"]]
+    assert len(repairs) == 3
+    assert repairs[0].data["patch"] == [
+        {"op": "replace", "path": "/c", "value": "30"},
+        {"op": "replace", "path": "/left", "value": ["4", "10", "30"]},
+    ]
 
 
 @pytest.mark.parametrize("output", ["4 + 6 = 1/0 (left: 5 6 10)", '{"steps": ["4 + 6 = 1/0"]}'])
@@ -175,13 +264,44 @@ async def test_the_same_numbers_reached_twice_are_judged_once() -> None:
     assert len(result.trace.of_kind("candidate_dropped")) == 1
 
 
-def test_numbers_that_divide_24_score_higher_than_fractions() -> None:
-    from guardsearch.apps.game24.space import plausibility
+def test_numbers_that_divide_24_score_higher_than_dead_fractions() -> None:
+    from guardsearch.apps.game24.score import plausibility
 
-    good, _ = plausibility([Item(Fraction(n), str(n)) for n in (4, 6)])
-    fair, _ = plausibility([Item(Fraction(n), str(n)) for n in (5, 10)])
-    poor, _ = plausibility([Item(Fraction(2, 3), "2/3"), Item(Fraction(10), "10")])
+    good, _ = plausibility([Fraction(n) for n in (1, 4, 6)])
+    fair, _ = plausibility([Fraction(n) for n in (1, 5, 10)])
+    poor, _ = plausibility([Fraction(2, 3), Fraction(1), Fraction(10)])  # nothing cancels 3
     assert good > fair > poor
+
+
+def test_a_fraction_a_puzzle_needs_is_not_scored_below_dead_siblings() -> None:
+    # 3 3 8 8 is solved only by 8 / (3 - 8 / 3): its first step makes 8/3. Every other
+    # state one step from 3 3 8 8 cannot reach 24 (the scoring oracle says so here;
+    # the score itself never asks it).
+    from guardsearch.apps.game24.arith import steps_over
+    from guardsearch.apps.game24.score import plausibility
+
+    numbers = parse_numbers("3 3 8 8")
+    items = [Item(n, str(n)) for n in numbers]
+    needed = plausibility([Fraction(3), Fraction(8, 3), Fraction(8)])[0]
+    for a, op, b in steps_over(numbers):
+        left = [it.value for it in apply_step(items, a, op, b)]
+        if sorted(left) == sorted([Fraction(3), Fraction(8, 3), Fraction(8)]):
+            continue
+        assert solvable(left) is None
+        assert plausibility(left)[0] <= needed, (a, op, b)
+
+
+async def test_two_numbers_that_cannot_make_24_are_a_dead_end_at_no_call() -> None:
+    model = proposer({"4 5 6 10": ["5 * 6"], "4 10 30": ["4 + 10", "30 - 10"]})
+    result = await search(space(), "astar", model=model, max_expansions=2)
+    dead = next(n for n in result.tree if n.text.startswith("4 + 10"))
+    assert dead.pruned and dead.status == "failed"
+    assert dead.verdict is not None and dead.verdict.feedback == (
+        "4 + 10 = 14: 14 and 30 cannot make 24 (one step makes -16, 7/15, 15/7, 16, 44, 420)"
+    )
+    alive = next(n for n in result.tree if n.text.startswith("30 - 10"))
+    assert alive.status == "open" and alive.h == 0.0
+    assert result.calls == 2  # neither two-number state cost a call
 
 
 # -- solve_game24 ------------------------------------------------------------------------------

@@ -1,9 +1,11 @@
 """Exact arithmetic for the Game of 24: numbers, steps, expressions (Fractions only).
 
 `apply_step` is the objective check of one step; `check_answer` verifies a final
-expression (each input number exactly once, value exactly 24). `solvable` is an
-exhaustive solver used *only as the scoring oracle* (benchmarks, tests): no search
-method consults it for guidance.
+expression (each input number exactly once, value exactly 24). `steps_over` lists the
+steps a state allows (what the proposer's grammar is built from) and `pair_to_24` is
+the one-step check of a two-number state (can `a op b` make 24?): both look one step
+ahead and no further. `solvable` is an exhaustive solver used *only as the scoring
+oracle* (benchmarks, tests): no search method consults it for guidance.
 """
 
 from __future__ import annotations
@@ -115,6 +117,45 @@ def apply_step(items: Sequence[Item], a: Fraction, op: str, b: Fraction) -> list
     rest, ia, ib = left_after(items, a, b)
     value = calc(a, op, b)
     return [*rest, Item(value, f"({ia.expr} {op} {ib.expr})")]
+
+
+def steps_over(values: Sequence[Fraction]) -> list[tuple[Fraction, str, Fraction]]:
+    """Every step `(a, op, b)` the numbers `values` allow, each written once.
+
+    Two equal numbers make one pair; `+` and `*` are written smaller number first (the
+    order the prompt lists the numbers in), `-` and `/` both ways; no division by zero.
+    """
+    distinct = sorted(set(values))
+    count = Counter(values)
+    out: list[tuple[Fraction, str, Fraction]] = []
+    for i, a in enumerate(distinct):
+        for b in distinct[i:]:
+            if a == b and count[a] < 2:
+                continue
+            out += [(a, "+", b), (a, "*", b), (a, "-", b)]
+            if b != 0:
+                out.append((a, "/", b))
+            if a != b:
+                out.append((b, "-", a))
+                if a != 0:
+                    out.append((b, "/", a))
+    return out
+
+
+def pair_to_24(a: Fraction, b: Fraction) -> str | None:
+    """The step `a op b` that makes 24 from the two numbers left, or None.
+
+    The exact check of a two-number state: six results, no search below them."""
+    for x, op, y in ((a, "+", b), (a, "*", b), (a, "-", b), (b, "-", a), (a, "/", b), (b, "/", a)):
+        if not (op == "/" and y == 0) and calc(x, op, y) == TARGET:
+            return f"{show(x)} {op} {show(y)}"
+    return None
+
+
+def pair_results(a: Fraction, b: Fraction) -> list[Fraction]:
+    """The distinct numbers one step makes from `a` and `b` (what a dead pair reaches)."""
+    made = [calc(x, op, y) for x, op, y in steps_over([a, b])]
+    return sorted(set(made))
 
 
 def sort_items(items: Iterable[Item]) -> list[Item]:

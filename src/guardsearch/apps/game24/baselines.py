@@ -27,6 +27,7 @@ from importlib import resources
 from typing import Any
 
 from guardsearch.apps.game24.arith import Item, check_answer, parse_numbers
+from guardsearch.apps.game24.solve import default_options
 from guardsearch.apps.game24.space import Game24Space
 from guardsearch.core.context import Context
 from guardsearch.core.errors import BudgetExceeded
@@ -225,6 +226,8 @@ class ToTValueSpace(Game24Space):
 
     evaluations: int = 3
     value_temperature: float = 0.7
+    # ToT's proposer: the same grammar, without leaving out what the search holds.
+    diversify: bool = False
     value_prompt: PromptTemplate = field(
         default_factory=lambda: PromptTemplate.packaged("game24_value")
     )
@@ -260,8 +263,7 @@ async def search_method(
     """A guardsearch strategy on the Game of 24; the tree is summarised for tuning."""
     values = parse_numbers(numbers)
     the_space = space(values) if space is not None else Game24Space(numbers=values)
-    if strategy == "dfs":
-        options.setdefault("prefer_siblings", True)
+    options = {**default_options(strategy), **options}  # as solve_game24 runs it
     result = await search(the_space, strategy, model=model, **options)
     answer = result.answer if result.succeeded else None
     if answer is not None and check_answer(values, answer) is not None:  # pragma: no cover

@@ -27,6 +27,7 @@ DEFAULT_BUDGET_CALLS = 40
 # consensus at temperature 0 would make its N candidates N copies of one greedy
 # rollout; sampled, each candidate differs through its own explicit seed.
 CONSENSUS_TEMPERATURE = 0.7
+ASTAR_RMAX = 8
 MIN_NUMBERS, MAX_NUMBERS = 2, 6
 
 
@@ -76,11 +77,17 @@ def default_options(strategy: str) -> dict[str, Any]:
     dfs: `prefer_siblings` (one proposer call lists many children). consensus:
     `temperature` `CONSENSUS_TEMPERATURE`, so that the candidates (seeds `seed + i x
     samples`, distinct per candidate) are different samples, not one greedy answer.
+    astar / best_first: `rmax` `ASTAR_RMAX` and `reopen`: the grammar leaves out what a
+    node has tried, so every re-expansion proposes new steps (three expansions cover
+    most of a three-number state's steps), and a search whose open set empties goes
+    back to the nodes with steps left instead of stopping with calls unspent.
     """
     if strategy == "dfs":
         return {"prefer_siblings": True}
     if strategy == "consensus":
         return {"temperature": CONSENSUS_TEMPERATURE}
+    if strategy in ("astar", "best_first"):
+        return {"rmax": ASTAR_RMAX, "reopen": True}
     return {}
 
 

@@ -2,26 +2,39 @@
 
 A state is the multiset of numbers left, each with the expression that made it. One
 proposer call lists several next steps, `a op b`, each a child state. The scaffold
-constrains the chaos: the proposer's output is grammar-constrained (JSON Schema with
-a pattern built from the numbers still available), and code does the arithmetic.
+constrains the chaos: the proposer's output is grammar-constrained, and code does
+the arithmetic.
+
+Prevent and diversify (issue 16). The grammar of a node is an enum of the steps its
+numbers allow (`arith.steps_over`: numbers that are left, no division by zero), one
+step per resulting state, and without every step that leads to a state the search
+already holds (the engine passes its closed set: `ProposesNew`). So a re-expansion
+can only propose steps not tried at that node, and no proposal repeats a state
+judged elsewhere; with nothing new left, the node costs no call. A repeat that still
+happens (the same step twice in one answer) is dropped by dedup before any guard.
+The grammar carries only the rules of a valid step and what is already known, never
+a verdict about the future: which steps lead to 24 stays the guards' question.
 
 Objective guards (cheap, before any model-backed evaluation):
 - `available`: a step uses numbers that are left (a number twice only if it is there twice);
 - `exact arithmetic`: computed with Fractions; division by zero is rejected; a wrong
   claimed result (free-text mode, `a op b = c (left: ...)`) fails with a JSON Patch
-  that corrects it (applied instead of regenerating);
+  that corrects it, and the engine applies it instead of discarding the step (a repair);
 - `final answer`: with one number left, the expression must use each input number
-  exactly once and equal 24.
-A soft signal (whole, non-negative numbers score higher) and an optional LLM value
-evaluator (sure / likely / impossible) give h. The dedup key is the multiset of
-numbers left, so the same state reached by two paths is judged once.
+  exactly once and equal 24;
+- `makes 24`: with two numbers left, one step decides: `arith.pair_to_24` checks the six
+  results exactly, and a pair that cannot make 24 is a dead end (h = inf) at no call.
+With three or more numbers left a soft score gives h (`score.plausibility`: no dead
+numbers, numbers that divide 24), optionally blended with an LLM value evaluator
+(sure / likely / impossible). The dedup key is the multiset of numbers left, so the
+same state reached by two paths is judged once.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -32,16 +45,21 @@ from guardsearch.apps.game24.arith import (
     apply_step,
     calc,
     check_answer,
+    pair_results,
+    pair_to_24,
     parse_number,
     show,
     sort_items,
+    steps_over,
     strip_parens,
 )
+from guardsearch.apps.game24.score import plausibility
 from guardsearch.core.budget import StepBudget
 from guardsearch.core.context import Context
 from guardsearch.core.digest import stable_digest
 from guardsearch.core.guard_result import Check, GuardResult
 from guardsearch.core.messages import JUDGE, Message, ModelRequest
+from guardsearch.guards.constraints import Declared, compile_constraints
 from guardsearch.guards.evaluator import resolve_model
 from guardsearch.guards.parse import parse_json
 from guardsearch.models.base import Model
@@ -82,22 +100,51 @@ def _line(a: str, op: str, b: str, items: Sequence[Item]) -> str:
     return f"{a} {op} {b} = {show(made)} (left: {left})"
 
 
-def step_schema(numbers: Sequence[Fraction], max_steps: int, min_steps: int = 1) -> dict[str, Any]:
-    """JSON Schema whose strings can only be `a op b` over the numbers still available."""
-    alts = "|".join(sorted({show(n) for n in numbers}, key=lambda s: (-len(s), s)))
-    pattern = f"^({alts}) [-+*/] ({alts})$"
-    return {
+def step_schema(
+    numbers: Sequence[Fraction],
+    max_steps: int,
+    min_steps: int = 1,
+    *,
+    steps: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """JSON Schema whose strings can only be `a op b` over the numbers still available.
+
+    With `steps`, each string is one of those steps exactly (an enum: what a node has
+    not tried yet); the list bounds shrink to fit it. The enum is the `available` and
+    `exact arithmetic` guards' rule as a constraint (`guards.constraints`: a step over
+    numbers that are left, no division by zero), compiled into the schema, so an output
+    decoded under it counts as a failure prevented. Without, a pattern over the numbers
+    and the four operators (it does not count how often a number is left)."""
+    if steps is not None:
+        item: dict[str, Any] = {"type": "string"}
+        max_steps, min_steps = min(max_steps, len(steps)), min(min_steps, len(steps))
+    else:
+        alts = "|".join(sorted({show(n) for n in numbers}, key=lambda s: (-len(s), s)))
+        item = {"type": "string", "pattern": f"^({alts}) [-+*/] ({alts})$"}
+    schema: dict[str, Any] = {
         "type": "object",
         "properties": {
             "steps": {
                 "type": "array",
-                "items": {"type": "string", "pattern": pattern},
+                "items": item,
                 "minItems": min(min_steps, max_steps),
                 "maxItems": max_steps,
             }
         },
         "required": ["steps"],
     }
+    if steps is None:
+        return schema
+    # Each step at most once: a step named twice in one answer is a repeat the grammar
+    # can rule out (llama.cpp: `models.unique_enum`, the enum's order).
+    rule = {"properties": {"steps": {"uniqueItems": True, "items": {"enum": list(steps)}}}}
+    compiled, _, _ = compile_constraints(schema, [Declared("available", rule)])
+    return compiled
+
+
+def state_key(values: Sequence[str]) -> str:
+    """The dedup key of a state: its numbers left (as shown), in any order."""
+    return stable_digest(sorted(values))
 
 
 @dataclass(kw_only=True)
@@ -110,6 +157,8 @@ class Game24Space(BaseSpace):
     min_steps: int = 4
     max_tokens: int = 96
     value: bool = False
+    # The grammar leaves out the steps to states the search holds (issue 16: diversify).
+    diversify: bool = True
     value_model: Model | Metered | None = None
     budgets: tuple[StepBudget, ...] = DEFAULT_BUDGETS
     propose_prompt: PromptTemplate = field(
@@ -148,10 +197,50 @@ class Game24Space(BaseSpace):
     def request(
         self, node: Node, context: Context, *, seed: int, temperature: float
     ) -> ModelRequest:
+        return self._request(node, context, seed, temperature, steps=None)
+
+    def request_new(
+        self,
+        node: Node,
+        context: Context,
+        *,
+        seed: int,
+        temperature: float,
+        known: Container[str],
+    ) -> ModelRequest | None:
+        """The request whose grammar lists only the steps to states not in `known`."""
+        if not (self.diversify and self.constrained):
+            return self.request(node, context, seed=seed, temperature=temperature)
+        steps = self.new_steps(node, known)
+        if not steps:
+            return None
+        return self._request(node, context, seed, temperature, steps=steps)
+
+    def new_steps(self, node: Node, known: Container[str]) -> list[str]:
+        """The steps at `node` that lead to a state not in `known`, one per state."""
+        items = _items(node.state)
+        seen: set[str] = set()
+        out = []
+        for a, op, b in steps_over([it.value for it in items]):
+            key = state_key([show(it.value) for it in apply_step(items, a, op, b)])
+            if key not in known and key not in seen:
+                seen.add(key)
+                out.append(f"{show(a)} {op} {show(b)}")
+        return out
+
+    def _request(
+        self,
+        node: Node,
+        context: Context,
+        seed: int,
+        temperature: float,
+        *,
+        steps: Sequence[str] | None,
+    ) -> ModelRequest:
         items = _items(node.state)
         numbers = " ".join(show(it.value) for it in sort_items(items))
         schema = (
-            step_schema([it.value for it in items], self.max_steps, self.min_steps)
+            step_schema([it.value for it in items], self.max_steps, self.min_steps, steps=steps)
             if self.constrained
             else None
         )
@@ -224,7 +313,7 @@ class Game24Space(BaseSpace):
         if proposal.state is None:
             return stable_digest(["invalid", node.key, proposal.text])
         # Path-independent: the numbers left decide the future, not how we got there.
-        return stable_digest(sorted(v for v, _ in proposal.state["left"]))
+        return state_key([v for v, _ in proposal.state["left"]])
 
     async def prefilter(
         self, node: Node, proposal: Proposal, context: Context
@@ -309,13 +398,32 @@ class Game24Space(BaseSpace):
                 guard="game24-final",
                 checks=(Check(name="final answer", passed=False, weight=3, detail=why),),
             )
-        score, signals = plausibility(items)
+        if len(items) == 2:
+            return self._pair_verdict(proposal, items)
+        score, signals = plausibility([it.value for it in items])
         checks = list(signals)
         if self.value:
             word = await self._value(node, items, context)
             checks.append(Check(name=f"value: {word}", passed=word != "impossible", weight=1.0))
             score = (score + VALUE_SCORES.get(word, 0.5)) / 2
         return GuardResult(passed=True, score=score, checks=tuple(checks), guard="game24-step")
+
+    def _pair_verdict(self, proposal: Proposal, items: Sequence[Item]) -> GuardResult:
+        """Two numbers left: one step decides, so check it exactly instead of guessing."""
+        a, b = (it.value for it in sort_items(items))
+        if pair_to_24(a, b) is not None:
+            check = Check(name="makes 24", passed=True, weight=3, hard=True)
+            return GuardResult(passed=True, score=1.0, checks=(check,), guard="game24-pair")
+        made = ", ".join(show(x) for x in pair_results(a, b))
+        why = f"{show(a)} and {show(b)} cannot make 24 (one step makes {made})"
+        check = Check(name="makes 24", passed=False, weight=3, hard=True, detail=why)
+        return GuardResult(
+            passed=False,
+            score=0.0,
+            checks=(check,),
+            guard="game24-pair",
+            feedback=f"{proposal.text.split(' (')[0]}: {why}",
+        )
 
     async def _value(
         self,
@@ -381,28 +489,6 @@ class Game24Space(BaseSpace):
         if node.state is None or len(node.state["left"]) != 1:
             return None
         return strip_parens(node.state["left"][0][1])
-
-
-def plausibility(items: Sequence[Item]) -> tuple[float, tuple[Check, ...]]:
-    """Cheap soft signals for h (rules of thumb, not a solver): whole non-negative
-    numbers, and numbers that divide 24, are easier to finish. Measured on the data
-    set, a 3-number state whose numbers all divide 24 is solvable ~3x as often.
-    Score = (whole + 2 x share of numbers dividing 24) / 3."""
-    values = [it.value for it in items]
-    whole = all(v.denominator == 1 and v >= 0 for v in values)
-    factors = sum(1 for v in values if v.denominator == 1 and 0 < v <= 24 and 24 % v == 0)
-    share = factors / len(values)
-    score = (float(whole) + 2.0 * share) / 3.0
-    checks = (
-        Check(name="whole numbers", passed=whole, weight=1.0),
-        Check(
-            name="divide 24",
-            passed=factors == len(values),
-            weight=2.0,
-            detail=f"{factors} of {len(values)} divide 24",
-        ),
-    )
-    return score, checks
 
 
 def _verdict(checks: list[Check], feedback: str) -> GuardResult:

@@ -20,9 +20,10 @@ from typing import Any
 
 from guardsearch.apps.game24 import baselines
 from guardsearch.apps.game24.baselines import Example
+from guardsearch.apps.game24.score import DEFAULT_WEIGHTS, features
 from guardsearch.apps.game24.solve import puzzles
 from guardsearch.apps.game24.space import Game24Space
-from guardsearch.apps.game24.weighted import DEFAULT_WEIGHTS, WeightedGame24Space, features
+from guardsearch.apps.game24.weighted import WeightedGame24Space
 from guardsearch.core.errors import ConfigError
 from guardsearch.experiments.suite import MethodSpec, Problem
 from guardsearch.experiments.trial import TrialResult

@@ -125,7 +125,8 @@ class AStar:
             engine.state.goal = goals[0].id
             return "success"
         data["current"] = None
-        if not viable and node.expansions < options.rmax:
+        # An exhausted node (its space had nothing new to propose) is not retried.
+        if not viable and node.expansions < options.rmax and not expansion.exhausted:
             feedback = engine.failure_of(expansion).feedback
             engine.add_feedback(node, feedback)
             f = self.retry_f(node, options)
