@@ -8,10 +8,8 @@ validator (`legal`, `goal`) for search-time checks. Nothing here knows the domai
 - `write_function` asks for one function per request: `samples` independent samples
   filtered by the tests, then retries with the failing test as feedback (or a bare
   "try again" with `feedback=False`, to measure what feedback is worth).
-- `run_program` runs the accepted functions by breadth-first search, each level one
-  batch in the sandbox (one process per function for the whole search), checking every
-  successor with the domain's validator: code that breaks a rule or raises stops the
-  search with a `CodeFault` naming the state, which goes back to the writer as a new test.
+- `search/program_run.py` runs the accepted functions (breadth-first, depth-first or
+  A*), checking every successor with the domain's validator.
 - `ProgramCache` keeps accepted code per domain version and model under
   `GUARDSEARCH_HOME/programs`, so a second problem of a domain costs no model call.
 """
@@ -20,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -28,11 +26,12 @@ from guardsearch.core.context import Context
 from guardsearch.core.digest import stable_digest
 from guardsearch.core.messages import CallInfo
 from guardsearch.guards.code import CodeModule, parse_module
-from guardsearch.guards.code_tests import Case, CodeGuard, show_call, show_value
-from guardsearch.guards.sandbox import Limits, Sandbox
+from guardsearch.guards.code_tests import Case, CodeGuard
+from guardsearch.guards.sandbox import Limits
 from guardsearch.models.metered import Metered
 from guardsearch.paths import subdir
 from guardsearch.prompts import PromptTemplate
+from guardsearch.search.summary import failure_summary
 from guardsearch.steps.step import Attempt, Step, attempt_step, call_after, output_key
 
 BARE_RETRY = "The function failed the tests. Try again."
@@ -60,6 +59,8 @@ class ProgramDomain:
     state)` builds the tests of `fn` on a state where the search found it at fault.
     `version` changes whenever the rules or tests do (it keys the code cache);
     `goal_args` follow the state in every `is_goal` call (e.g. the goal configuration).
+    `heuristic(state)` estimates the steps left for A* from the state alone (numbers
+    left, blocks out of place), never from a solver.
     """
 
     name: str
@@ -75,6 +76,7 @@ class ProgramDomain:
     version: str
     max_depth: int = 8
     goal_args: tuple[Any, ...] = ()
+    heuristic: Callable[[Any], float] | None = None
 
     def function(self, name: str) -> FunctionSpec:
         return next(f for f in self.functions if f.name == name)
@@ -107,11 +109,13 @@ class ProgramSpace(Protocol):
 @dataclass(frozen=True)
 class Written:
     """The outcome of writing one function: the accepted module (or None), the model
-    calls it took, and the feedback of every failed attempt in order."""
+    calls it took, the feedback of every failed attempt in order, and the best failing
+    attempt as (code, verdict) for a backtrack's summary."""
 
     module: CodeModule | None
     calls: int
     feedback: tuple[str, ...]
+    best: tuple[str, str] | None = None
 
 
 PROGRAM_PROMPT = "program_function"
@@ -153,11 +157,15 @@ async def write_function(
     feedback: bool = True,
     seed: int = 0,
     hints: Sequence[str] = (),
+    failures: Sequence[str] = (),
+    seen: dict[str, Attempt] | None = None,
 ) -> Written:
     """Ask for `spec` until its tests pass: `samples` independent samples, then up to
     `retries` retries that carry the best failing sample's feedback (or, without
     `feedback`, only "try again"). `hints` (faults found at search time) start the
-    context's feedback channel. Budget errors propagate."""
+    context's feedback channel; `failures` (summaries of earlier rounds that ran out of
+    retries: a backtrack) its backtrack channel. `seen` holds the outputs already judged
+    (shared across rounds: a repeat is not judged again). Budget errors propagate."""
     step = function_step(domain, spec, limits)
     base = Context(
         objective=f"Write the Python function {spec.name}() for a {domain.name} search program.",
@@ -165,8 +173,10 @@ async def write_function(
     )
     for hint in hints:
         base = base.amend(feedback=hint)
+    for failure in failures:
+        base = base.amend(failure=failure)
     variables = _variables(domain, spec, limits)
-    seen: dict[str, Attempt] = {}
+    seen = {} if seen is None else seen
     notes: list[str] = []
     best: Attempt | None = None
     calls = 0
@@ -198,132 +208,24 @@ async def write_function(
         if number >= samples and best is not None:
             said = best.result.feedback if feedback else BARE_RETRY
             context = base.amend(feedback=said, tried=(best.artifact.text, said))
-    return Written(None, calls, tuple(notes))
+    shown = None
+    if best is not None:
+        shown = (best.artifact.text, best.result.feedback if feedback else BARE_RETRY)
+    return Written(None, calls, tuple(notes), shown)
 
 
-# -- running the accepted code ---------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class CodeFault:
-    """Accepted code misbehaving at search time: which function, on which state, why."""
-
-    fn: str
-    state: Any
-    feedback: str
-
-
-@dataclass
-class ProgramRun:
-    """A search over generated code: the solution path of states (root first) when one
-    was found, a `fault` when the code broke a rule, and the states expanded."""
-
-    path: list[Any] | None = None
-    fault: CodeFault | None = None
-    expanded: int = 0
-    generated: int = 0
-    levels: int = 0
-    notes: list[str] = field(default_factory=list)
-
-
-async def run_program(
-    domain: ProgramDomain,
-    sources: dict[str, str],
-    *,
-    limits: Limits,
-    max_states: int = 200_000,
-) -> ProgramRun:
-    """Breadth-first search with the generated `successors` and `is_goal`, one sandbox
-    batch per level, every successor checked by the domain's validator."""
-    run = ProgramRun()
-    async with (
-        Sandbox(sources["successors"], limits) as succ,
-        Sandbox(sources["is_goal"], limits) as goal,
-    ):
-        for name, box in (("successors", succ), ("is_goal", goal)):
-            if box.loaded.kind != "ok":
-                run.fault = CodeFault(name, domain.root, f"the module failed: {box.loaded.error}")
-                return run
-        root_key = domain.key(domain.root)
-        parents: dict[Hashable, tuple[Hashable | None, Any]] = {root_key: (None, domain.root)}
-        frontier = [domain.root]
-        extra = domain.goal_args
-        [first] = await goal.call_many([("is_goal", (domain.root, *extra))])
-        if first.kind == "ok" and first.value is True and domain.goal(domain.root) is None:
-            run.path = [domain.root]
-            return run
-        for _depth in range(domain.max_depth):
-            if not frontier or run.generated > max_states:
-                break
-            run.levels += 1
-            outs = await succ.call_many([("successors", (s,)) for s in frontier])
-            run.expanded += len(frontier)
-            children: list[tuple[Any, Any]] = []
-            for parent, out in zip(frontier, outs, strict=True):
-                fault = _successor_fault(domain, parent, out)
-                if fault is not None:
-                    run.fault = fault
-                    return run
-                for child in out.value:
-                    key = domain.key(child)
-                    if key in parents:
-                        continue
-                    parents[key] = (domain.key(parent), child)
-                    children.append((parent, child))
-            run.generated += len(children)
-            verdicts = await goal.call_many([("is_goal", (c, *extra)) for _, c in children])
-            for (_, child), out in zip(children, verdicts, strict=True):
-                if out.kind != "ok" or not isinstance(out.value, bool):
-                    got = out.error if out.kind != "ok" else show_value(out.value)
-                    run.fault = CodeFault(
-                        "is_goal", child,
-                        f"{show_call('is_goal', (child, *extra))} gave {out.kind} {got}; "
-                        "expected True or False",
-                    )  # fmt: skip
-                    return run
-                if out.value:
-                    why = domain.goal(child)
-                    if why is not None:
-                        run.fault = CodeFault(
-                            "is_goal", child,
-                            f"{show_call('is_goal', (child, *extra))} returned True, "
-                            f"but it is not a goal: {why}",
-                        )  # fmt: skip
-                        return run
-                    run.path = _path(parents, domain.key(child))
-                    return run
-            frontier = [c for _, c in children]
-    return run
-
-
-def _successor_fault(domain: ProgramDomain, parent: Any, out: Any) -> CodeFault | None:
-    call = show_call("successors", (parent,))
-    if out.kind != "ok":
-        return CodeFault("successors", parent, f"{call} gave {out.kind}: {out.error}")
-    if not isinstance(out.value, list):
-        return CodeFault(
-            "successors", parent, f"{call} returned {show_value(out.value)}, not a list"
-        )
-    for child in out.value:
-        why = domain.legal(parent, child)
-        if why is not None:
-            return CodeFault(
-                "successors",
-                parent,
-                f"{call} produced {show_value(child)}, not a legal move: {why}",
-            )
-    return None
-
-
-def _path(parents: dict[Hashable, tuple[Hashable | None, Any]], key: Hashable) -> list[Any]:
-    out: list[Any] = []
-    current: Hashable | None = key
-    while current is not None:
-        parent, state = parents[current]
-        out.append(state)
-        current = parent
-    out.reverse()
-    return out
+def backtrack_summary(spec: FunctionSpec, written: Written, attempts: int) -> str:
+    """What a new round of writing `spec` reads in its backtrack channel when the last
+    round ran out of retries: the seed-000 failure summary (search/summary.py) of the
+    best failing attempt, its verdict and its code."""
+    code, verdict = written.best or ("", "no answer could be judged")
+    return failure_summary(
+        f"write_{spec.name}",
+        verdict,
+        [(f"write_{spec.name}", code)] if code else [],
+        advice=f"all {attempts} attempts of the last round failed the tests; "
+        f"write {spec.name}() again from the rules, differently",
+    )
 
 
 # -- the cache of accepted code --------------------------------------------------------

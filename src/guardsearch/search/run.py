@@ -5,8 +5,9 @@
 The driver owns what no strategy should repeat: building the root, the budget and
 trace (through `Metered`), making the search's model the one model-backed guards use,
 cooperative cancellation, turning `BudgetExceeded` into `budget_exhausted`, calling
-`on_expansion(state)` after every step that expanded (where a durable store plugs
-in), resuming from a saved state, and assembling the `SearchResult`.
+`on_expansion(state)` after every step that expanded or set `state.checkpoint_due`
+(where a durable store plugs in), resuming from a saved state, and assembling the
+`SearchResult`.
 """
 
 from __future__ import annotations
@@ -162,7 +163,7 @@ async def search(
                 sync_usage()
                 if termination is not None:
                     break
-                if state.expansions != before:
+                if state.expansions != before or state.checkpoint_due:
                     await _call(on_expansion, state)
         except asyncio.CancelledError:
             await engine.close(wait=False)

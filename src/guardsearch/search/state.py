@@ -163,6 +163,9 @@ class SearchState:
     # The node whose expansion is under way (None between expansions): a pause or a
     # crash in the middle of an expansion names it. Not saved.
     expanding: str | None = field(default=None, compare=False)
+    # A step that made progress worth keeping without expanding (the program strategy's
+    # accepted code) asks the driver for a checkpoint after it. Not saved.
+    checkpoint_due: bool = field(default=False, compare=False)
 
     def ending(self) -> tuple[bool, Node]:
         """Whether the search succeeded, and the node its result ends at: the goal, else
@@ -178,6 +181,7 @@ class SearchState:
     def mark_saved(self) -> None:
         """A checkpoint holds everything so far: forget what changed."""
         self.changed.clear()
+        self.checkpoint_due = False
         for table in self.tables.values():
             table.mark_saved()
 

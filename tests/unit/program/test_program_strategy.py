@@ -100,8 +100,9 @@ async def test_feedback_off_retries_say_only_try_again() -> None:
 async def test_code_that_never_passes_ends_the_search_all_pruned() -> None:
     model = ScriptedModel([fenced("def is_goal(state):\n    return 1 / 0\n")], repeat_last=True)
     result = await solve_game24(
-        "4 5 6 10", strategy="program", model=model, samples=2, retries=1, cache=False
-    )
+        "4 5 6 10", strategy="program", model=model, samples=2, retries=1, backtracks=0,
+        cache=False,
+    )  # fmt: skip
     assert not result["succeeded"] and result["termination"] == "all_pruned"
     assert result["calls"] == 3
 

@@ -4,8 +4,9 @@ A strategy is a small object: `start` puts its frontier into `state.data` (plain
 JSON, small: it is saved whole) and `state.tables` (collections that grow with the
 tree, saved by changed rows: A*'s open set, a BFS level), and `step` does one unit
 of work, at most one expansion, reading and writing only those and the nodes. The
-driver (`search/run.py`) saves a checkpoint after every step that expanded, so any
-strategy resumes from a saved frontier without knowing a store exists.
+driver (`search/run.py`) saves a checkpoint after every step that expanded or set
+`state.checkpoint_due`, so any strategy resumes from a saved frontier without knowing
+a store exists.
 """
 
 from __future__ import annotations

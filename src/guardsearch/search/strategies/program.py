@@ -3,13 +3,20 @@
 Over a space that offers `program_domain()` (search/program.py), the strategy asks the
 model for `is_goal` and `successors`, one function per request, each accepted only
 when the domain's unit tests pass in the sandbox (independent samples, then retries
-with the failing test as feedback). It then runs the accepted code by breadth-first
-search, each level one sandbox batch, every successor checked by the domain's
-validator. A fault found at search time (a rule broken, an exception) discards that
-function and writes it again with the fault as feedback and as a new test, up to
-`rewrites` times. Accepted code is cached per domain version and model, so the next
-problem of the same domain costs no model call. The solution path becomes the tree's
-path (one node per step), so results, traces and the viewer read it like any search.
+with the failing test as feedback). When a function's retries run out, the seed-000
+backtrack policy applies: the round's failure summary amends the context's backtrack
+channel and the function is written again from fresh samples, up to `backtracks`
+times. The accepted code then runs by breadth-first, depth-first or A* search
+(`search`; search/program_run.py), every successor checked by the domain's validator.
+A fault found at search time (a rule broken, an exception) discards that function and
+writes it again with the fault as feedback and as a new test, up to `rewrites` times.
+
+Each accepted function, and each fault, is one step of the strategy: its code and the
+faults live in `state.data`, so a durable run saves them at a checkpoint and a resumed
+run neither asks for accepted code again nor repeats a search that found a fault.
+Accepted code is also cached per domain version and model, so the next problem of the
+same domain costs no model call. The solution path becomes the tree's path (one node
+per step), so results, traces and the viewer read it like any search.
 """
 
 from __future__ import annotations
@@ -22,31 +29,43 @@ from guardsearch.core.digest import stable_digest
 from guardsearch.core.errors import ConfigError
 from guardsearch.core.guard_result import GuardResult
 from guardsearch.guards.code_tests import Case
-from guardsearch.guards.sandbox import Limits
+from guardsearch.guards.sandbox import Limits, decode, encode
 from guardsearch.search.expand import Engine
 from guardsearch.search.node import Node
 from guardsearch.search.program import (
+    FunctionSpec,
     ProgramCache,
     ProgramDomain,
-    ProgramRun,
     ProgramSpace,
-    run_program,
+    Written,
+    backtrack_summary,
     write_function,
 )
+from guardsearch.search.program_run import SEARCH_ORDERS, ProgramRun, run_program
 from guardsearch.search.state import Termination
 from guardsearch.search.strategies.base import register_strategy
+
+# Seeds of a function's rounds: a backtrack round and a rewrite after a fault each
+# sample with fresh seeds (a round takes at most samples + retries of them).
+_FAULT_SEEDS = 1000
 
 
 @dataclass(frozen=True, kw_only=True)
 class ProgramOptions:
     """`samples` independent samples per function, then `retries` with feedback
-    (`feedback=False`: a bare "try again"); `rewrites` after search-time faults;
-    `cache` reads and writes accepted code (`cache_dir`, default GUARDSEARCH_HOME);
-    sandbox limits per process: `cpu_seconds`, `memory_mb`, `wall_seconds` per batch."""
+    (`feedback=False`: a bare "try again"); `backtracks` more rounds of a function whose
+    retries ran out, each with the last round's failure summary; `search` runs the code
+    breadth-first (`bfs`), depth-first (`dfs`) or by A* (`astar`, with the domain's
+    heuristic); `rewrites` after search-time faults; `cache` reads and writes accepted
+    code (`cache_dir`, default GUARDSEARCH_HOME); `max_states` bounds the states the code
+    generates; sandbox limits per process: `cpu_seconds`, `memory_mb`, `wall_seconds`
+    per batch."""
 
     samples: int = 3
     retries: int = 3
     feedback: bool = True
+    backtracks: int = 1
+    search: str = "bfs"  # plain str: a durable run's JSON options may set it
     rewrites: int = 2
     cache: bool = True
     cache_dir: str | None = None
@@ -56,8 +75,14 @@ class ProgramOptions:
     wall_seconds: float = 30.0
 
     def __post_init__(self) -> None:
-        if self.samples < 1 or self.retries < 0 or self.rewrites < 0:
-            raise ConfigError("samples must be >= 1, retries and rewrites >= 0")
+        if self.samples < 1 or self.retries < 0 or self.rewrites < 0 or self.backtracks < 0:
+            raise ConfigError("samples must be >= 1; retries, backtracks and rewrites >= 0")
+        if self.search not in SEARCH_ORDERS:
+            raise ConfigError(
+                f"search must be one of {', '.join(SEARCH_ORDERS)}, got {self.search!r}"
+            )
+        if self.max_states < 1:
+            raise ConfigError(f"max_states must be >= 1, got {self.max_states}")
 
     def limits(self) -> Limits:
         return Limits(
@@ -77,78 +102,130 @@ def _domain(engine: Engine) -> ProgramDomain:
     return space.program_domain()
 
 
+def _cache(options: ProgramOptions) -> ProgramCache:
+    return ProgramCache(Path(options.cache_dir) if options.cache_dir else None)
+
+
 class Program:
+    """One step writes one function (with its backtracks) or runs one search."""
+
     name = "program"
     Options = ProgramOptions
 
     def start(self, engine: Engine, options: ProgramOptions) -> None:
-        _domain(engine)  # fail fast on a space that cannot be served
-        engine.state.data = {"sources": {}, "write_calls": 0, "faults": [], "cached": False}
+        domain = _domain(engine)  # fail fast on a space that cannot be served
+        if options.search == "astar" and domain.heuristic is None:
+            raise ConfigError(f"search 'astar' needs a heuristic; {domain.name!r} has none")
+        sources: dict[str, str] = {}
+        if options.cache:
+            sources = _cache(options).load(domain, engine.metered.inner.name)
+        engine.state.data = {
+            "sources": sources,
+            "write_calls": 0,
+            "faults": [],
+            "cached": bool(sources),
+        }
 
     async def step(self, engine: Engine, options: ProgramOptions) -> Termination | None:
         domain = _domain(engine)
         data = engine.state.data
-        model = engine.metered.inner.name
-        cache = ProgramCache(Path(options.cache_dir) if options.cache_dir else None)
-        sources: dict[str, str] = dict(data["sources"])
-        if not sources and options.cache:
-            sources = cache.load(domain, model)
-            data["cached"] = bool(sources)
-        hints: dict[str, list[str]] = {}
-        extra: dict[str, tuple[Case, ...]] = {}
-        for round_ in range(options.rewrites + 1):
-            for spec in domain.functions:
-                if spec.name in sources:
-                    continue
-                written = await write_function(
-                    domain,
-                    replace(spec, cases=spec.cases + extra.get(spec.name, ())),
-                    engine.metered,
-                    limits=options.limits(),
-                    samples=options.samples,
-                    retries=options.retries,
-                    feedback=options.feedback,
-                    seed=engine.options.seed + 1000 * round_,
-                    hints=hints.get(spec.name, ()),
-                )
-                data["write_calls"] += written.calls
-                engine.trace.emit(
-                    "phase",
-                    step=f"write_{spec.name}",
-                    action="program_written" if written.module else "program_rejected",
-                    calls=written.calls,
-                    feedback=list(written.feedback[-3:]),
-                )
-                if written.module is None:
-                    return "all_pruned"
-                sources[spec.name] = written.module.source
-                data["sources"] = dict(sources)
-                if options.cache:
-                    cache.save(domain, model, sources)
-            run = await run_program(
-                domain, sources, limits=options.limits(), max_states=options.max_states
+        sources: dict[str, str] = data["sources"]
+        missing = [spec for spec in domain.functions if spec.name not in sources]
+        if missing:
+            written = await self._write(engine, options, domain, missing[0])
+            if written.module is None:
+                return "all_pruned"
+            sources[missing[0].name] = written.module.source
+            self._saved(engine, options, domain)
+            return None
+        run = await run_program(
+            domain,
+            sources,
+            limits=options.limits(),
+            max_states=options.max_states,
+            order=options.search,
+        )
+        engine.state.expansions += run.expanded
+        engine.trace.emit(
+            "phase",
+            action="program_search",
+            search=options.search,
+            expanded=run.expanded,
+            generated=run.generated,
+            levels=run.levels,
+            found=run.path is not None,
+            fault=run.fault.feedback if run.fault else None,
+        )
+        if run.fault is None:
+            return self._finish(engine, domain, run)
+        fault = run.fault
+        data["faults"].append(
+            {"fn": fault.fn, "feedback": fault.feedback, "state": encode(fault.state)}
+        )
+        sources.pop(fault.fn, None)
+        self._saved(engine, options, domain)
+        return "all_pruned" if len(data["faults"]) > options.rewrites else None
+
+    async def _write(
+        self, engine: Engine, options: ProgramOptions, domain: ProgramDomain, spec: FunctionSpec
+    ) -> Written:
+        """Write `spec` under its tests plus those of the faults found so far; when a
+        round's retries run out, backtrack: a new round whose context carries the failure
+        summary, up to `options.backtracks` times (and the budget)."""
+        data = engine.state.data
+        faults = [f for f in data["faults"] if f["fn"] == spec.name]
+        extra: tuple[Case, ...] = ()
+        for fault in faults:
+            extra += domain.cases_for(spec.name, decode(fault["state"]))
+        hints = [f"At search time: {f['feedback']}" for f in faults]
+        spec = replace(spec, cases=spec.cases + extra)
+        per_round = options.samples + options.retries
+        seen: dict[str, Any] = {}
+        failures: list[str] = []
+        for level in range(options.backtracks + 1):
+            written = await write_function(
+                domain,
+                spec,
+                engine.metered,
+                limits=options.limits(),
+                samples=options.samples,
+                retries=options.retries,
+                feedback=options.feedback,
+                seed=engine.options.seed + _FAULT_SEEDS * len(data["faults"]) + per_round * level,
+                hints=hints,
+                failures=failures,
+                seen=seen,
             )
-            engine.state.expansions += run.expanded
+            data["write_calls"] += written.calls
             engine.trace.emit(
                 "phase",
-                action="program_search",
-                expanded=run.expanded,
-                generated=run.generated,
-                levels=run.levels,
-                found=run.path is not None,
-                fault=run.fault.feedback if run.fault else None,
+                step=f"write_{spec.name}",
+                action="program_written" if written.module else "program_rejected",
+                calls=written.calls,
+                round=level + 1,
+                feedback=list(written.feedback[-3:]),
+                source=written.module.source if written.module else None,
             )
-            if run.fault is None:
-                return self._finish(engine, domain, run)
-            fault = run.fault
-            data["faults"].append({"fn": fault.fn, "feedback": fault.feedback})
-            sources.pop(fault.fn, None)
-            data["sources"] = dict(sources)
-            if options.cache:
-                cache.save(domain, model, sources)
-            hints.setdefault(fault.fn, []).append(f"At search time: {fault.feedback}")
-            extra[fault.fn] = extra.get(fault.fn, ()) + domain.cases_for(fault.fn, fault.state)
-        return "all_pruned"
+            if written.module is not None or level == options.backtracks:
+                return written
+            failures.append(backtrack_summary(spec, written, written.calls))
+            engine.trace.emit(
+                "backtrack",
+                step=f"write_{spec.name}",
+                to=None,
+                to_step=f"write_{spec.name}",
+                reason="retries",
+                rule=f"rmax exhausted at write_{spec.name}",
+                feedback=written.best[1] if written.best else "",
+                round=level + 2,
+            )
+        raise AssertionError("unreachable")  # the loop returns at its last round
+
+    def _saved(self, engine: Engine, options: ProgramOptions, domain: ProgramDomain) -> None:
+        """Keep the code as it now stands: in the file cache and at the next checkpoint."""
+        if options.cache:
+            _cache(options).save(domain, engine.metered.inner.name, engine.state.data["sources"])
+        engine.state.checkpoint_due = True
 
     def _finish(self, engine: Engine, domain: ProgramDomain, run: ProgramRun) -> Termination:
         if run.path is None:
