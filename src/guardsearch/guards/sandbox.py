@@ -5,7 +5,8 @@ A `Sandbox` is one child process (guards/sandbox_runner.py, started with `python
 module and then answers calls in batches: a whole test suite, or a whole level of a
 search, costs one round trip, not one process per input. The child drops root, caps
 its CPU time (`RLIMIT_CPU`), address space (`RLIMIT_AS`), processes (`RLIMIT_NPROC`)
-and file writes (`RLIMIT_FSIZE`); this side enforces a wall-clock deadline per batch
+and file writes (`RLIMIT_FSIZE`), and where the kernel allows it runs in a network
+namespace of its own (no network); this side enforces a wall-clock deadline per batch
 and kills the child when it passes. Each call's `CallOutcome` says which of four things
 happened: `ok` (a value), `exception` (the function raised), `hang` (CPU or wall-clock
 limit: the process was killed), `crash` (the process died another way).
@@ -94,6 +95,8 @@ class Sandbox:
 
     `loaded` is the outcome of loading the module (`ok`, or why it failed). After a
     `hang` or `crash` the process is gone: later calls come back as that outcome too.
+    `network_cut` says whether the child runs in a network namespace of its own (no
+    network at all) or only behind the allowlist (docs/security.md).
     """
 
     def __init__(self, source: str, limits: Limits | None = None) -> None:
@@ -130,6 +133,11 @@ class Sandbox:
         if self.loaded.kind == "exception":
             self.loaded = CallOutcome("exception", error=f"loading the module: {self.loaded.error}")
         return self.loaded
+
+    @property
+    def network_cut(self) -> bool:
+        value = self.loaded.value
+        return isinstance(value, dict) and value.get("network") == "cut"
 
     async def call(self, fn: str, *args: Any) -> CallOutcome:
         [out] = await self.call_many([(fn, args)])

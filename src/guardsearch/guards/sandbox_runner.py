@@ -2,14 +2,16 @@
 
 Run as a script (`python -I -S sandbox_runner.py CPU_SECONDS MEMORY_BYTES ALLOWED`) by
 guards/sandbox.py, never imported by the package: it imports only the standard
-library. Before reading any code it imports the allowed modules, then drops root
-(to nobody), and sets its limits: CPU time, address space, no new processes, no file
+library. Before reading any code it imports the allowed modules, moves into a network
+namespace of its own (no network; where the kernel allows it), drops root (to
+nobody), and sets its limits: CPU time, address space, no new processes, no file
 writes. The module's builtins have no `open`, `exec`, `eval`, `compile`, `input`, and an
 `__import__` that admits only the allowed modules; `print` prints nothing.
 
 Protocol (JSON Lines on stdin/stdout): the first line is `{"source": ...}`, answered by
-`{"ok": true}` or `{"ok": false, "error": ...}`; then each line `{"fn": name, "args":
-[...]}` is answered by `{"ok": true, "value": ...}` or `{"ok": false, "error": ...}`.
+`{"ok": true, "value": {"network": "cut"|"open"}}` or `{"ok": false, "error": ...}`;
+then each line `{"fn": name, "args": [...]}` is answered by `{"ok": true, "value":
+...}` or `{"ok": false, "error": ...}`.
 JSON arrays arrive as tuples, `{"$q": [n, d]}` is a Fraction; results travel back the
 same way (`{"$repr": ...}` for a value JSON cannot carry).
 """
@@ -62,17 +64,44 @@ def encode(value: Any, depth: int = 0) -> Any:
     return {"$repr": repr(value)[:200]}
 
 
-def confine(cpu_seconds: int, memory_bytes: int) -> None:
-    """Drop root, then cap CPU time, memory, processes and file writes."""
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWNET = 0x40000000
+
+
+def unshare(flags: int) -> bool:
+    """`unshare(2)` through libc: True when the process is now in the new namespaces."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        return bool(ctypes.CDLL(None, use_errno=True).unshare(flags) == 0)
+    except (OSError, AttributeError):
+        return False
+
+
+def confine(cpu_seconds: int, memory_bytes: int) -> bool:
+    """Cut the network, drop root, then cap CPU time, memory, processes and file writes.
+
+    No network: a new network namespace has no interface but a loopback that is down,
+    so no socket reaches anything, here or outside. Root enters one directly; a user
+    (or root that may not, in a container) enters one inside a new user namespace,
+    after root is dropped (its uid there is unmapped: nothing to drop any more). Returns
+    whether the network is cut: False where the kernel refuses both (not Linux, user
+    namespaces turned off, a seccomp filter), and then only the allowlist stands
+    between the code and the network (docs/security.md)."""
+    cut = os.getuid() == 0 and unshare(CLONE_NEWNET)
     if os.getuid() == 0:
         os.setgroups([])
         os.setgid(NOBODY)
         os.setuid(NOBODY)
+    cut = cut or unshare(CLONE_NEWUSER | CLONE_NEWNET)
     resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
     resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
     resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
     resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    return cut
 
 
 def safe_builtins(allowed: frozenset[str]) -> dict[str, Any]:
@@ -109,7 +138,7 @@ def main() -> None:
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
     stdin, stdout = sys.stdin, sys.stdout
-    confine(cpu_seconds, memory_bytes)
+    network = "cut" if confine(cpu_seconds, memory_bytes) else "open"
     first = stdin.readline()
     if not first:
         return
@@ -119,7 +148,7 @@ def main() -> None:
     except BaseException as exc:  # the module itself fails to load: say why, stop
         reply({"ok": False, "error": error_text(exc)})
         return
-    reply({"ok": True})
+    reply({"ok": True, "value": {"network": network}})
     for line in stdin:
         request = json.loads(line)
         fn = namespace.get(request["fn"])

@@ -3,6 +3,8 @@ confined by the child process (no files, no processes, no secrets, CPU/memory/wa
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from guardsearch.core.errors import ParseError
@@ -112,3 +114,28 @@ async def test_verdicts_name_the_input_what_was_expected_and_what_came_back() ->
     forbidden = await run_cases("import os\ndef double(x):\n    return 6", cases, FAST)
     assert forbidden.guard.endswith("forbidden") and not forbidden.passed
     assert (await run_cases("def double(x):\n    return 2 * x", cases, FAST)).passed
+
+
+async def test_generated_code_reaches_no_network_not_even_this_host() -> None:
+    async def hello(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b"hello\n")
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(hello, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    source = (
+        "import socket\ndef f(x):\n"
+        "    s = socket.socket()\n"
+        "    s.settimeout(2)\n"
+        f"    s.connect((b'127.0.0.1', {port}))\n"  # bytes: no codec lookup for the host
+        "    return s.recv(5).decode()"
+    )
+    limits = Limits(cpu_seconds=2, memory_mb=256, wall_seconds=6.0,
+                    allowed=ALLOWED_IMPORTS | {"socket"})  # fmt: skip
+    async with server, Sandbox(source, limits) as box:
+        if not box.network_cut:  # documented: then only the allowlist keeps sockets out
+            pytest.skip("this kernel gives the sandbox no network namespace")
+        out = await box.call("f", 1)
+    assert out.kind == "exception" and "hello" not in str(out.value), out
+    assert "OSError" in out.error or "unreachable" in out.error.lower()
