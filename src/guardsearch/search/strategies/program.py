@@ -212,8 +212,7 @@ class Program:
             engine.trace.emit(
                 "backtrack",
                 step=f"write_{spec.name}",
-                to=None,
-                to_step=f"write_{spec.name}",
+                to_step=f"write_{spec.name}",  # the same function, written again afresh
                 reason="retries",
                 rule=f"rmax exhausted at write_{spec.name}",
                 feedback=written.best[1] if written.best else "",
