@@ -50,6 +50,20 @@ def test_a_scripted_spec_answers_from_a_json_file(answers: Path) -> None:
     assert model.repeat_last
 
 
+async def test_a_scripted_spec_may_answer_slowly(answers: Path) -> None:
+    import time
+
+    from guardsearch.core.messages import Message, ModelRequest
+
+    model = model_from_spec(f"scripted:{answers}?delay=0.2")
+    assert isinstance(model, ScriptedModel) and model.delay_s == 0.2
+    started = time.monotonic()
+    await model.complete(ModelRequest(messages=(Message("user", "hi"),)))
+    assert time.monotonic() - started >= 0.2
+    with pytest.raises(ConfigError, match=r"\?delay=SECONDS"):
+        model_from_spec(f"scripted:{answers}?delay=soon")
+
+
 def test_a_replay_spec_replays_a_log(tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"
     log.write_text("")

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, cast
 
@@ -18,6 +17,7 @@ from guardsearch.cli.output import err, exit_for, fail, out, print_json, progres
 from guardsearch.core.errors import GuardsearchError
 from guardsearch.core.events import Trace
 from guardsearch.store.base import STATUSES, RunRecord, RunStore
+from guardsearch.viewer.export import iso, record_json
 
 runs_app = typer.Typer(
     help="Durable runs: start, list, show, export, view, resume, cancel.", no_args_is_help=True
@@ -32,46 +32,6 @@ StoreOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
-
-
-def iso(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
-def record_json(record: RunRecord, *, full: bool = False) -> dict[str, Any]:
-    """A run as the CLI prints it (`full` adds spec, result, fingerprint and counters)."""
-    data: dict[str, Any] = {
-        "id": record.id,
-        "name": record.name,
-        "status": record.status,
-        "app": record.app,
-        "strategy": record.strategy,
-        "calls": record.calls,
-        "tokens": record.tokens,
-        "termination": record.termination,
-        "created_at": iso(record.created_at),
-        "updated_at": iso(record.updated_at),
-    }
-    if record.question is not None:
-        data["question"] = record.question
-    if record.error is not None:
-        data["error"] = record.error
-    if record.cancel_requested:
-        data["cancel_requested"] = True
-    if full:
-        data.update(
-            spec=record.spec,
-            result=record.result,
-            expansions=record.expansions,
-            nodes=record.nodes,
-            checkpoints=record.checkpoints,
-            sessions=record.sessions,
-            cost=record.cost,
-            paused_node=record.paused_node,
-            owner=record.owner,
-            fingerprint=record.fingerprint,
-        )
-    return data
 
 
 def open_or_fail(url: str | None, as_json: bool = False, *, read_only: bool = False) -> RunStore:
@@ -147,16 +107,10 @@ def show(
 
 def export_doc(store: RunStore, run_id: str) -> dict[str, Any]:
     """Everything the store holds about one run, as plain JSON data."""
-    from guardsearch.runs.checkpoint import restore
+    from guardsearch.viewer.export import export_doc as whole
 
-    record = get_or_fail(store, run_id)
-    saved = store.load_checkpoint(run_id)
-    return {
-        "run": record_json(record, full=True),
-        "state": restore(saved) if saved is not None else None,
-        "events": store.events(run_id),
-        "calls": store.calls(run_id),
-    }
+    get_or_fail(store, run_id)  # an unknown id is a one-line error
+    return whole(store, run_id)
 
 
 # A run id as stores make them ("run-3f2a..."): one file-name-safe word. Page names are

@@ -38,12 +38,22 @@ def serve(
         ),
     ] = None,
     max_concurrent_runs: Annotated[int, typer.Option(min=1, help="Runs at once.")] = 64,
+    store: Annotated[
+        str | None,
+        typer.Option(
+            "--store",
+            help="Run store the viewer at /ui shows: a SQLite file or postgresql:// URL "
+            "(default $GUARDSEARCH_DB).",
+        ),
+    ] = None,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
 ) -> None:
-    """Serve POST /run, /run-simple, /search, GET /runs/{id}, /metrics, /healthz, /docs."""
+    """Serve POST /run, /run-simple, /search, GET /runs/{id}, /metrics, /healthz, /docs,
+    and the run viewer at /ui."""
     import uvicorn
 
     from guardsearch.server import create_app
+    from guardsearch.store.open import default_store_url
 
     if log_level not in LOG_LEVELS:
         fail(f"unknown log level {log_level!r}; choose one of {', '.join(LOG_LEVELS)}")
@@ -61,7 +71,10 @@ def serve(
             api_key=api_key or None,
             api_key_file=api_key_file,
             max_concurrent_runs=max_concurrent_runs,
+            run_store=store or default_store_url(),
         )
     except ConfigError as exc:
         fail(str(exc))
+    shown = host if ":" not in host else f"[{host}]"
+    typer.echo(f"run viewer: http://{shown}:{port}/ui", err=True)
     uvicorn.run(app, host=host, port=port, log_level=log_level)

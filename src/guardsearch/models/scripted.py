@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
@@ -31,6 +32,9 @@ class ScriptedModel:
     name: str = "scripted"
     repeat_last: bool = False
     latency_s: float = 0.0
+    # Seconds to wait before each answer: a model that answers slowly, so a live view
+    # (tests/browser, demos) can watch a run grow.
+    delay_s: float = 0.0
     requests: list[ModelRequest] = field(default_factory=list)
     # Tests set it to act as a backend that decodes under json_schema (the script must
     # then keep to the schema: nothing here enforces it).
@@ -54,6 +58,8 @@ class ScriptedModel:
 
     async def complete(self, request: ModelRequest) -> Completion:
         self.requests.append(request)
+        if self.delay_s > 0:
+            await asyncio.sleep(self.delay_s)
         answer = await self._next(request)
         if isinstance(answer, Exception):
             raise answer
@@ -87,9 +93,21 @@ class ScriptedModel:
 
 
 def scripted_from_file(path: str) -> ScriptedModel:
-    """A ScriptedModel whose answers are a JSON list of strings in `path`."""
+    """A ScriptedModel whose answers are a JSON list of strings in `path`;
+    `FILE?delay=S` waits S seconds before each answer."""
     import json
     from pathlib import Path
+
+    delay = 0.0
+    if "?" in path:
+        path, _, option = path.rpartition("?")
+        key, _, value = option.partition("=")
+        try:
+            delay = float(value) if key == "delay" else -1.0
+        except ValueError:
+            delay = -1.0
+        if not 0 <= delay <= 3600:
+            raise ConfigError(f"scripted spec takes ?delay=SECONDS (0 to 3600), got {option!r}")
 
     try:
         answers = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -97,4 +115,4 @@ def scripted_from_file(path: str) -> ScriptedModel:
         raise ConfigError(f"cannot read scripted answers from {path}: {exc}") from exc
     if not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):
         raise ConfigError(f"{path} must hold a JSON list of strings")
-    return ScriptedModel(answers, name=f"scripted:{path}", repeat_last=True)
+    return ScriptedModel(answers, name=f"scripted:{path}", repeat_last=True, delay_s=delay)

@@ -10,6 +10,7 @@ openai:URL#name?structured=json_object  server options after `?` (see _OPENAI_OP
 replay:FILE                           replay a recorded log (misses are errors)
 record:FILE::SPEC                     record SPEC's answers into FILE (and replay known ones)
 scripted:FILE.json                    answers from a JSON list of strings (demos, tests)
+scripted:FILE.json?delay=0.5          ... each after half a second (to watch a run live)
 ladder:embedded,embedded:1.5b?after=2 a model ladder: the first model, the next one after
                                       2 guard rejections at a step or node (models/ladder.py)
 """

@@ -6,7 +6,8 @@
 
 Endpoints: POST /run (AgentResponse; `stream` -> server-sent events per phase,
 `async` -> 202 + job id), POST /run-simple, POST /search, POST /solve, GET /runs/{id},
-GET /metrics (Prometheus), GET /healthz, and the OpenAPI docs at /docs.
+GET /metrics (Prometheus), GET /healthz, the OpenAPI docs at /docs, and with a run
+store the run viewer at /ui (server/ui.py).
 """
 
 from __future__ import annotations
@@ -194,6 +195,7 @@ def create_app(
     max_concurrent_runs: int = 64,
     max_jobs: int = 1000,
     max_solve_calls: int = 200,
+    run_store: str | None = None,
 ) -> FastAPI:
     """Build the research service. Nothing heavy happens until the first request.
 
@@ -202,6 +204,8 @@ def create_app(
     `api_key` (one key or several) and `api_key_file` (one key per line) name the keys
     a request may bring; with neither, `$GUARDSEARCH_API_KEY` (comma-separated) and
     `$GUARDSEARCH_API_KEY_FILE`; with no key at all, every endpoint is open.
+    `run_store` (a SQLite file or postgresql:// URL) serves the run viewer at /ui
+    (server/ui.py) for the runs in that store.
     """
     service = _Service(
         model,
@@ -219,6 +223,9 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         yield
         await service.jobs.close()
+        reader = getattr(app.state, "ui_reader", None)
+        if reader is not None:
+            reader.close()
 
     from guardsearch import __version__
 
@@ -405,6 +412,10 @@ def create_app(
         )
         return Health(status="ok", model=model_name, providers=providers, version=__version__)
 
+    if run_store is not None:
+        from guardsearch.server.ui import mount_ui
+
+        mount_ui(app, run_store, needs_key=bool(keys))
     _document_errors(app)
     return app
 

@@ -19,7 +19,10 @@ from guardsearch.core.errors import ConfigError
 API_KEY_ENV = "GUARDSEARCH_API_KEY"
 API_KEY_FILE_ENV = "GUARDSEARCH_API_KEY_FILE"
 KEY_SCOPE = "guardsearch.api_key_id"
-OPEN_PATHS = frozenset({"/healthz", "/docs", "/redoc", "/openapi.json", "/docs/oauth2-redirect"})
+# /ui is the viewer's page alone (no data in it); its data under /ui/api takes the key.
+OPEN_PATHS = frozenset(
+    {"/healthz", "/docs", "/redoc", "/openapi.json", "/docs/oauth2-redirect", "/ui"}
+)
 
 
 def _error_body(type_: str, message: str) -> bytes:

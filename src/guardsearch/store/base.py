@@ -200,7 +200,10 @@ class RunStore(Protocol):
 
     def append_events(self, run_id: str, events: list[dict[str, Any]]) -> None: ...
 
-    def events(self, run_id: str) -> list[dict[str, Any]]: ...
+    def events(self, run_id: str, *, after: int = -1) -> list[dict[str, Any]]:
+        """The run's events in order; `after` skips those up to that seq (a reader that
+        follows a live run reads only what is new)."""
+        ...
 
     def save_checkpoint(
         self,

@@ -441,13 +441,13 @@ class SqlRunStore:
         )
 
     @guarded
-    def events(self, run_id: str) -> list[dict[str, Any]]:
+    def events(self, run_id: str, *, after: int = -1) -> list[dict[str, Any]]:
         with self._cursor() as cur:
             rows = self._exec(
                 cur,
                 "SELECT seq, session, kind, at, step, node, data FROM events "
-                "WHERE run_id = ? ORDER BY seq",
-                (run_id,),
+                "WHERE run_id = ? AND seq > ? ORDER BY seq",
+                (run_id, after),
             ).fetchall()
         return [
             {

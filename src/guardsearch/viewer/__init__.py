@@ -1,5 +1,6 @@
-"""The trace viewer: one self-contained HTML page per run (tree, winning path, events)."""
+"""The run viewer: the page of the live UI (`guardsearch serve`, /ui) and the one-file
+page of a run (`guardsearch runs view`), drawn by one template and one script."""
 
-from guardsearch.viewer.page import render_run
+from guardsearch.viewer.page import render_run, render_ui
 
-__all__ = ["render_run"]
+__all__ = ["render_run", "render_ui"]
