@@ -26,6 +26,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Page, sync_playwright
 
+from guardsearch.store.open import open_store
+
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 KEY = "browser-test-key"
@@ -191,9 +193,12 @@ def wait_status(page: Page, run_id: str, status: str, timeout_ms: int = TIMEOUT_
 
 
 def run_ids(served: Served) -> set[str]:
-    listed = served.cli("runs", "list", "--json")
-    assert listed.returncode == 0, listed.stderr
-    return {str(r["id"]) for r in json.loads(listed.stdout)}
+    """The runs in the store now (read directly: a CLI call takes a second to start)."""
+    store = open_store(str(served.db), read_only=True)
+    try:
+        return {r.id for r in store.list_runs()}
+    finally:
+        store.close()
 
 
 def started_run(served: Served, before: set[str]) -> str:
@@ -236,7 +241,7 @@ def test_a_run_grows_live_and_a_node_shows_its_guard_feedback(page: Page, served
     before = run_ids(served)
     cli = served.start(
         "runs", "start", "game24", GAME, "--strategy", "astar",
-        "--model", f"scripted:{slow}?delay=1.2", "--name", "live astar", "--quiet", "--json",
+        "--model", f"scripted:{slow}?delay=2", "--name", "live astar", "--quiet", "--json",
     )  # fmt: skip
     run_id = started_run(served, before)
     # The new run appears in the list without a reload; open it while it runs.

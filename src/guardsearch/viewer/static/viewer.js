@@ -336,8 +336,8 @@
       const keep = new Set(d.winning());
       const queue = d.roots();
       let shown = 0;
-      while (queue.length) {
-        const id = queue.shift();
+      for (let at = 0; at < queue.length; at += 1) {
+        const id = queue[at];
         shown += 1;
         const kids = d.kids(id);
         if (!kids.length) continue;
@@ -387,13 +387,20 @@
       this.dirty = false;
     }
 
-    fit() {
+    // The whole tree in view; a tree too wide to read that way (unless asked: `all`)
+    // opens at a readable zoom on its root, the rest a pan away.
+    fit(all) {
       const rect = this.svg.getBoundingClientRect();
       if (!rect.width) return;
       let maxY = 0;
       for (const p of this.pos.values()) maxY = Math.max(maxY, p.y);
-      const k = Math.min(1.2, Math.max(0.05, Math.min(rect.width / (this.width + 40), rect.height / (maxY + NODE_H + 40))));
-      this.view = { k, x: (rect.width - this.width * k) / 2, y: 20 };
+      let k = Math.min(1.2, Math.max(0.02, Math.min(rect.width / (this.width + 40), rect.height / (maxY + NODE_H + 40))));
+      if (k >= 0.3 || all) this.view = { k, x: (rect.width - this.width * k) / 2, y: 20 };
+      else {
+        k = 0.6;
+        const root = this.pos.get(this.data.roots()[0]) || { x: 0 };
+        this.view = { k, x: rect.width / 2 - (root.x + NODE_W / 2) * k, y: 20 };
+      }
       this.fitted = true;
       this.draw();
     }
@@ -547,7 +554,7 @@
       const move = (to) => { if (to) { e.preventDefault(); this.select(to, true); } };
       if (e.key === "+" || e.key === "=") { e.preventDefault(); this.zoom(1.25); return; }
       if (e.key === "-") { e.preventDefault(); this.zoom(0.8); return; }
-      if (e.key === "0") { e.preventDefault(); this.fit(); return; }
+      if (e.key === "0") { e.preventDefault(); this.fit(true); return; }
       if (!id) {
         if (e.key.startsWith("Arrow") || e.key === "Enter") move(this.selected || d.roots()[0]);
         return;
@@ -711,7 +718,7 @@
       toolbar.replaceChildren(
         h("button", { onclick: () => tree.zoom(1.25), "aria-label": "zoom in" }, "+"),
         h("button", { onclick: () => tree.zoom(0.8), "aria-label": "zoom out" }, "−"),
-        h("button", { onclick: () => tree.fit() }, "Fit"),
+        h("button", { onclick: () => tree.fit(true) }, "Fit"),
         h("button", { onclick: () => { for (const nid of data.nodes.keys()) tree.folded.set(nid, false); tree.update(); } }, "Unfold all"),
         h("button", { onclick: () => { tree.folded.clear(); tree.update(); tree.fit(); } }, "Fold to default"),
         h("button", { onclick: () => { const w = data.winning(); if (w.length) tree.select(w[w.length - 1], true); } }, "Go to answer"));
@@ -720,6 +727,7 @@
       showNode(null);
       drawEvents();
       tree.draw();
+      performance.mark("gs-tree-drawn"); // benchmarks/viewer_large.py reads it
       if (!STATIC) setLive(true);
     }
     function apply(update) {
