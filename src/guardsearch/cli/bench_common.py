@@ -1,5 +1,6 @@
 """What the `bench` commands share: the `--store` option, the stale-trial notice, and
-running an experiment's trials with progress on stderr."""
+running an experiment's trials with progress on stderr (a line per trial, and on a
+terminal a bar per method with elapsed time and ETA)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
+from guardsearch.cli.live_status import BenchProgress, bench_progress
 from guardsearch.cli.output import err, exit_for, fail
 from guardsearch.core.errors import GuardsearchError
 
@@ -56,6 +58,8 @@ def run_trials(
     (exit code by its kind). `executor` makes the executor (default: local)."""
     from guardsearch.experiments import ExperimentRunner
 
+    bars: list[BenchProgress] = []  # on a terminal: a bar per method (cli/live_status.py)
+
     def progress(result: Any, done: int, total: int) -> None:
         if not quiet:
             mark = "solved" if result.succeeded else result.termination
@@ -63,6 +67,8 @@ def run_trials(
                 f"[dim][{done}/{total}] {result.method} {result.problem}: {mark}, "
                 f"{result.calls} calls, {result.seconds:.1f}s[/dim]"
             )
+        for bar in bars:
+            bar.finished(str(result.method))
 
     run_store = None
     try:
@@ -79,7 +85,10 @@ def run_trials(
                 f"[dim]{len(runner.pending())} of {len(runner.plan())} trials to run "
                 f"-> {config.out_dir}[/dim]"
             )
-        card = runner.run()
+        methods = [spec.method.label for spec in runner.pending()]
+        with bench_progress(methods, quiet=quiet, as_json=as_json) as shown:
+            bars.extend([shown] if shown is not None else [])
+            card = runner.run()
         return report(runner, card) if report is not None else card
     except GuardsearchError as exc:
         fail(str(exc), exit_for(exc), as_json=as_json)

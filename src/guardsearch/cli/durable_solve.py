@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from guardsearch.cli.live_status import live_status
 from guardsearch.cli.output import err, exit_for, fail, progress_printer
 from guardsearch.cli.runs import open_or_fail, report
 from guardsearch.core.errors import GuardsearchError
@@ -48,7 +49,9 @@ def solve_durably(
         record = create_run(spec, the_store, locked=LOCK_FILE if locked else None)
         if not quiet:
             err.print(f"[dim]run {record.id} in {the_store.url}[/dim]")
-        record = asyncio.run(execute_run(record.id, the_store, trace=events))
+        title = f"run {record.id} · {app} / {strategy}"
+        with live_status(events, title, budget=spec.make_budget(), quiet=quiet, as_json=as_json):
+            record = asyncio.run(execute_run(record.id, the_store, trace=events))
     except GuardsearchError as exc:
         fail(str(exc), exit_for(exc), as_json=as_json)
     report(record, as_json=as_json, quiet=quiet)

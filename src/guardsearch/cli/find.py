@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
+from guardsearch.cli.live_status import live_status
 from guardsearch.cli.output import err, exit_for, fail, out, print_json, traced
 from guardsearch.core.budget import Budget
 from guardsearch.core.errors import GuardsearchError
@@ -100,7 +101,10 @@ def find(
         backend = model_from_spec(model)
     except GuardsearchError as exc:
         fail(str(exc), 2 if not request.strip() else exit_for(exc), as_json=as_json)
-    with traced(_narrator(quiet or as_json), trace) as events:
+    with (
+        traced(_narrator(quiet or as_json), trace) as events,
+        live_status(events, "find", budget=budget, quiet=quiet, as_json=as_json),
+    ):
         try:
             run = asyncio.run(
                 find_items(

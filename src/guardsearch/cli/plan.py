@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
+from guardsearch.cli.live_status import live_status
 from guardsearch.cli.output import (
     err,
     exit_for,
@@ -141,20 +142,23 @@ def plan(
             matches = [p for p in problems() if wanted in (p.id, p.title.lower())]
             # A shipped problem named exactly; anything else is a free task.
             chosen, task = (matches[0], None) if matches else (None, task.strip())
-        result = asyncio.run(
-            plan_problem(
-                chosen,
-                task=task,
-                pipeline=pipeline,
-                model=model,
-                budget=Budget.of(calls=budget_calls),
-                guard_level=guard_level,
-                heuristic=heuristic,
-                trace=events,
-                temperature=temperature,
-                seed=seed,
+        budget = Budget.of(calls=budget_calls)
+        title = f"plan {chosen.id if chosen is not None else 'task'} · {pipeline}"
+        with live_status(events, title, budget=budget, quiet=quiet, as_json=as_json):
+            result = asyncio.run(
+                plan_problem(
+                    chosen,
+                    task=task,
+                    pipeline=pipeline,
+                    model=model,
+                    budget=budget,
+                    guard_level=guard_level,
+                    heuristic=heuristic,
+                    trace=events,
+                    temperature=temperature,
+                    seed=seed,
+                )
             )
-        )
     except GuardsearchError as exc:
         fail(str(exc), exit_for(exc), as_json=as_json)
     finally:

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from guardsearch.cli.live_status import live_status
 from guardsearch.cli.output import err, exit_for, fail, out, print_json, traced
 from guardsearch.core.budget import Budget
 from guardsearch.core.errors import ConfigError, GuardsearchError
@@ -64,7 +65,10 @@ def probe(
         outer, inner = Budget.of(calls=outer_calls), Budget.of(calls=inner_probes)
     except GuardsearchError as exc:
         fail(str(exc), exit_for(exc), as_json=as_json)
-    with traced(_narrator(quiet or as_json), trace) as events:
+    with (
+        traced(_narrator(quiet or as_json), trace) as events,
+        live_status(events, f"probe {topic}", budget=outer, quiet=quiet, as_json=as_json),
+    ):
         try:
             run = asyncio.run(
                 run_probe(

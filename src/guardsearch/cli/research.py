@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from guardsearch.cli.live_status import live_status
 from guardsearch.cli.output import err, exit_for, fail, out, print_json, traced
 from guardsearch.core.budget import Budget
 from guardsearch.core.errors import GuardsearchError
@@ -99,7 +100,10 @@ def research(
         )
     except GuardsearchError as exc:
         fail(str(exc), exit_for(exc), as_json=as_json)
-    with traced(_narrator(quiet or as_json), trace) as events:
+    with (
+        traced(_narrator(quiet or as_json), trace) as events,
+        live_status(events, "research", budget=budget, quiet=quiet, as_json=as_json),
+    ):
         run = asyncio.run(loop.run(question, budget=budget, trace=events))
     response = run.response
     if as_json:

@@ -13,6 +13,7 @@ from typing import Annotated, Any, cast
 
 import typer
 
+from guardsearch.cli.live_status import live_status
 from guardsearch.cli.output import err, exit_for, fail, out, print_json, progress_printer
 from guardsearch.core.errors import GuardsearchError
 from guardsearch.core.events import Trace
@@ -225,16 +226,17 @@ def resume(
     events.subscribe(progress_printer(quiet))
     budget = {"calls": budget_calls, "tokens": budget_tokens}
     try:
-        record = asyncio.run(
-            execute_run(
-                run_id,
-                the_store,
-                human_input=input_text,
-                budget={k: v for k, v in budget.items() if v is not None} or None,
-                locked=lock_file if locked else None,
-                trace=events,
+        with live_status(events, f"resume {run_id}", quiet=quiet, as_json=as_json):
+            record = asyncio.run(
+                execute_run(
+                    run_id,
+                    the_store,
+                    human_input=input_text,
+                    budget={k: v for k, v in budget.items() if v is not None} or None,
+                    locked=lock_file if locked else None,
+                    trace=events,
+                )
             )
-        )
     except GuardsearchError as exc:
         fail(str(exc), exit_for(exc), as_json=as_json)
     report(record, as_json=as_json, quiet=quiet)

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperCommand
 
+from guardsearch.cli.live_status import live_status
 from guardsearch.cli.output import err, exit_for, fail, out, print_json, progress_printer, traced
 from guardsearch.core.budget import Budget
 from guardsearch.core.errors import GuardsearchError
@@ -129,19 +130,22 @@ def game24(
             quiet=quiet,
             as_json=as_json,
         )
+    title = f"solve game24 {numbers} · {strategy}"
     with traced(progress_printer(quiet), trace) as events:
         try:
-            result = asyncio.run(
-                solve_game24(
-                    numbers,
-                    strategy=strategy,
-                    model=model,
-                    budget=Budget.of(calls=budget_calls, tokens=budget_tokens, seconds=seconds),
-                    value=value,
-                    trace=events,
-                    **options,
+            budget = Budget.of(calls=budget_calls, tokens=budget_tokens, seconds=seconds)
+            with live_status(events, title, budget=budget, quiet=quiet, as_json=as_json):
+                result = asyncio.run(
+                    solve_game24(
+                        numbers,
+                        strategy=strategy,
+                        model=model,
+                        budget=budget,
+                        value=value,
+                        trace=events,
+                        **options,
+                    )
                 )
-            )
         except GuardsearchError as exc:
             fail(str(exc), exit_for(exc), as_json=as_json)
     if as_json:
