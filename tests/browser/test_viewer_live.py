@@ -317,6 +317,12 @@ def test_a_paused_run_is_answered_and_a_running_one_cancelled(page: Page, served
     page.select_option("#filter-status", "")
     page.select_option("#filter-app", "viewer_apps:asking_app")
     assert page.locator("#runs tbody tr").count() == 1
+    # A narrow window: each run becomes a card, every value within the window.
+    page.set_viewport_size({"width": 400, "height": 800})
+    cells = page.locator(f'tr[data-run="{paused_id}"] td')
+    for at in range(cells.count()):
+        box = cells.nth(at).bounding_box()
+        assert box is not None and box["x"] + box["width"] <= 400, cells.nth(at).inner_text()
 
 
 def test_two_runs_compared_side_by_side(page: Page, served: Served) -> None:

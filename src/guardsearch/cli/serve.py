@@ -77,4 +77,6 @@ def serve(
         fail(str(exc))
     shown = host if ":" not in host else f"[{host}]"
     typer.echo(f"run viewer: http://{shown}:{port}/ui", err=True)
-    uvicorn.run(app, host=host, port=port, log_level=log_level)
+    # An open viewer tab holds an event stream: on Ctrl+C wait for it a few seconds, not
+    # until the tab is closed.
+    uvicorn.run(app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=5)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import typer
@@ -167,14 +168,22 @@ def test_corpus_add_of_nothing_useful_fails(tmp_path: Path) -> None:
     assert result.exit_code == 2
 
 
-def test_serve_builds_the_app_and_hands_it_to_uvicorn(monkeypatch: pytest.MonkeyPatch) -> None:
-    seen: dict[str, object] = {}
+def test_serve_builds_the_app_and_hands_it_to_uvicorn(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    seen: dict[str, Any] = {}
 
-    def fake_run(app: object, host: str, port: int, log_level: str) -> None:
-        seen.update(app=app, host=host, port=port)
+    def fake_run(app: Any, host: str, port: int, log_level: str, **options: Any) -> None:
+        seen.update(app=app, host=host, port=port, **options)
 
     monkeypatch.setattr("uvicorn.run", fake_run)
-    result = runner.invoke(cli(), ["serve", "--port", "8123", "--model", "scripted:x.json"])
+    store = tmp_path / "runs.db"
+    args = ["serve", "--port", "8123", "--model", "scripted:x.json", "--store", str(store)]
+    result = runner.invoke(cli(), args)
     assert result.exit_code == 0, result.output
     assert seen["host"] == "127.0.0.1" and seen["port"] == 8123
     assert type(seen["app"]).__name__ == "FastAPI"
+    # the run viewer of that store, and a shutdown that does not wait on its streams
+    assert seen["app"].state.ui_reader.url == str(store) and store.exists()
+    assert seen["timeout_graceful_shutdown"] == 5
+    assert "run viewer: http://127.0.0.1:8123/ui" in result.output

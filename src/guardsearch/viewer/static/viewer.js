@@ -229,12 +229,13 @@
             try { await call(`/ui/api/runs/${encodeURIComponent(r.id)}/cancel`, { method: "POST" }); } catch (error) { failed(error); }
           } }, "Cancel");
       }
+      // data-label: a narrow window shows each row as a card, the labels beside the values
       return h("tr", { "data-run": r.id, "data-status": r.status },
-        h("td", {}, h("a", { href: "#/run/" + encodeURIComponent(r.id) }, r.id), r.name ? h("div", { class: "muted" }, r.name) : null),
-        h("td", {}, badge(r.status)), h("td", {}, r.app), h("td", {}, r.strategy),
-        h("td", { class: "num" }, fmt(r.calls)), h("td", { class: "num" }, fmt(r.tokens)),
-        h("td", {}, r.termination || "—", r.error ? h("div", { class: "error" }, cut(r.error, 160)) : null),
-        h("td", {}, r.created_at), h("td", {}, action));
+        h("td", { "data-label": "run" }, h("a", { href: "#/run/" + encodeURIComponent(r.id) }, r.id), r.name ? h("div", { class: "muted" }, r.name) : null),
+        h("td", { "data-label": "status" }, badge(r.status)), h("td", { "data-label": "app" }, r.app), h("td", { "data-label": "strategy" }, r.strategy),
+        h("td", { class: "num", "data-label": "calls" }, fmt(r.calls)), h("td", { class: "num", "data-label": "tokens" }, fmt(r.tokens)),
+        h("td", { "data-label": "termination" }, r.termination || "—", r.error ? h("div", { class: "error" }, cut(r.error, 160)) : null),
+        h("td", { "data-label": "created" }, r.created_at), h("td", { "data-label": "action" }, action));
     }
 
     stream("/ui/api/runs/stream", (kind, data) => {
