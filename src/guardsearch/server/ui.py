@@ -176,7 +176,10 @@ def mount_ui(app: FastAPI, store_url: str, *, needs_key: bool = False) -> None:
     @router.get("/api/runs/{run_id}/stream")
     async def run_stream(run_id: str, request: Request) -> Response:
         try:
-            doc = await reader.read(lambda s: export_doc(s, run_id, calls=False))
+            # the record first: a change in between is sent again, never missed
+            first, doc = await reader.read(
+                lambda s: (s.get_run(run_id), export_doc(s, run_id, calls=False))
+            )
         except ConfigError as exc:
             return _error("not_found", str(exc), 404)
 
@@ -184,7 +187,7 @@ def mount_ui(app: FastAPI, store_url: str, *, needs_key: bool = False) -> None:
             view = run_view(doc)
             sent = {n["id"]: n for n in view["nodes"]}
             last_seq = int(view["last_seq"])
-            updated = doc["run"]["updated_at"], doc["run"]["calls"], doc["run"]["status"]
+            updated = first.updated_at, first.calls, first.status
             yield _event("snapshot", view)
             idle = 0.0
             while not await request.is_disconnected():
