@@ -415,7 +415,7 @@ def create_app(
     if run_store is not None:
         from guardsearch.server.ui import mount_ui
 
-        mount_ui(app, run_store, needs_key=bool(keys))
+        mount_ui(app, run_store, needs_key=bool(keys), model_spec=model_spec, model=model)
     _document_errors(app)
     return app
 

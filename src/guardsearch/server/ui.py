@@ -10,6 +10,9 @@
     POST /ui/api/runs/{id}/resume         {"input": TEXT}: answer a paused run (as
                                           `runs resume ID --input TEXT`), 202
     POST /ui/api/runs/{id}/cancel         cancel a run (as `runs cancel ID`)
+    POST /ui/api/runs                     {"app", "problem", "strategy", "options",
+                                          "budget", "name"}: start a durable run on the
+                                          served model (as `runs start`), 202 + its id
 
 Every path under /ui/api takes the API key like the rest of the service; the page
 keeps the key in its session storage and sends it as `X-API-Key`, never in a URL
@@ -37,6 +40,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingRes
 from pydantic import BaseModel, Field
 
 from guardsearch.core.errors import ConfigError, GuardsearchError
+from guardsearch.models.base import Model
 from guardsearch.store.base import STATUSES, RunRecord, RunStore
 from guardsearch.store.open import open_store
 from guardsearch.viewer.export import export_doc, record_json
@@ -59,6 +63,18 @@ class ResumeBody(BaseModel):
     """The answer to a paused run's question."""
 
     input: str = Field(min_length=1, max_length=10_000)
+
+
+class StartBody(BaseModel):
+    """A durable run to start: a registered app (by name, never an import path: a
+    request must not make the server import code) on the served model."""
+
+    app: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_-]+$")
+    problem: dict[str, Any] = Field(default_factory=dict)
+    strategy: str | None = Field(default=None, max_length=40)
+    options: dict[str, Any] = Field(default_factory=dict)
+    budget: dict[str, float] = Field(default_factory=dict)
+    name: str = Field(default="", max_length=200)
 
 
 class StoreReader:
@@ -130,9 +146,32 @@ def _resume_in_thread(url: str, run_id: str, text: str) -> None:
         store.close()
 
 
-def mount_ui(app: FastAPI, store_url: str, *, needs_key: bool = False) -> None:
+def _execute_in_thread(url: str, run_id: str, model: Model | None) -> None:
+    """`execute_run` of a new run in a thread of its own (like `_resume_in_thread`)."""
+    from guardsearch.runs.runner import execute_run
+
+    store = open_store(url)
+    try:
+        record = asyncio.run(execute_run(run_id, store, model=model))
+        log.info("run %s started from the API: %s", run_id, record.status)
+    except Exception:
+        log.exception("run %s: started from the API, failed", run_id)
+    finally:
+        store.close()
+
+
+def mount_ui(
+    app: FastAPI,
+    store_url: str,
+    *,
+    needs_key: bool = False,
+    model_spec: str | None = None,
+    model: Model | None = None,
+) -> None:
     """Serve the viewer for the store at `store_url` under /ui (opened now: a store that
-    cannot be opened fails the server's start, not the first page)."""
+    cannot be opened fails the server's start, not the first page). Runs started here
+    use the served model: `model_spec` (default: the default spec), or a `model` object
+    given to the app (tests), which then serves this process only."""
     open_store(store_url).close()  # creates or migrates it once, before any reader
     reader = StoreReader(store_url)
     resuming: set[str] = set()
@@ -292,6 +331,44 @@ def mount_ui(app: FastAPI, store_url: str, *, needs_key: bool = False) -> None:
         except ConfigError as exc:
             kind, status = ("not_found", 404) if "no run" in str(exc) else ("conflict", 409)
             return _error(kind, str(exc), status)
+
+    @router.post("/api/runs", status_code=202)
+    async def start(body: StartBody) -> Response:
+        from guardsearch.models.spec import default_spec
+        from guardsearch.registry import app_names, get_app
+        from guardsearch.runs import RunSpec, create_run
+
+        # as POST /solve: only apps that may be built from a request's problem
+        served = [name for name in app_names() if get_app(name).served]
+        if body.app not in served:
+            known = ", ".join(served)
+            return _error("invalid_request", f"unknown app {body.app!r}; one of {known}", 400)
+
+        def create() -> str:
+            spec = RunSpec(
+                app=body.app,
+                problem=body.problem,
+                strategy=body.strategy or get_app(body.app).strategy,
+                options=body.options,
+                model=model_spec or default_spec(),
+                budget=body.budget,
+                name=body.name,
+            )
+            store = open_store(store_url)
+            try:
+                return create_run(spec, store).id
+            finally:
+                store.close()
+
+        try:
+            run_id = await asyncio.to_thread(create)
+        except ConfigError as exc:
+            return _error("invalid_request", str(exc), 400)
+        task = asyncio.create_task(asyncio.to_thread(_execute_in_thread, store_url, run_id, model))
+        app.state.ui_tasks.add(task)
+        task.add_done_callback(app.state.ui_tasks.discard)
+        url = f"{UI_PATH}#/run/{run_id}"
+        return JSONResponse({"id": run_id, "status": "created", "view": url}, status_code=202)
 
     app.state.ui_tasks = set()
     app.state.ui_reader = reader

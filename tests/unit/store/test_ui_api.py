@@ -75,3 +75,35 @@ async def test_only_a_paused_run_takes_an_answer_and_unknown_runs_are_404(
     assert (await client.get("/ui/api/runs/run-nope/stream", headers=KEY)).status_code == 404
     done = await client.post(f"/ui/api/runs/{run_id}/cancel", headers=KEY)
     assert done.status_code == 409  # a succeeded run is final
+
+
+async def test_a_durable_run_started_over_the_api_runs_on_the_served_model(
+    tmp_path: Path,
+) -> None:
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps(WINNING))
+    db = tmp_path / "runs.db"
+    app = create_app(model_spec=f"scripted:{answers}", run_store=str(db))
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://ui"
+    ) as client:
+        body = {"app": "game24", "problem": {"numbers": "4 5 6 10"}, "budget": {"calls": 20}}
+        started = await client.post("/ui/api/runs", json=body)
+        assert started.status_code == 202, started.text
+        run_id = started.json()["id"]
+        assert started.json()["view"] == f"/ui#/run/{run_id}"
+        for _ in range(200):
+            (run,) = (await client.get("/ui/api/runs")).json()
+            if run["status"] not in ("created", "running"):
+                break
+            await asyncio.sleep(0.05)
+        assert (run["id"], run["status"], run["strategy"]) == (run_id, "succeeded", "astar")
+        # only registered apps that a request may build, never an import path
+        for app_name in ("nope", "os:system", "durable_apps:asking_app"):
+            refused = await client.post("/ui/api/runs", json={**body, "app": app_name})
+            assert refused.status_code == 400, app_name
+        bad = await client.post("/ui/api/runs", json={**body, "problem": {"numbers": "a b c d"}})
+        assert bad.status_code == 400 and "not a number" in bad.json()["error"]["message"]
+    store = open_store(str(db), read_only=True)
+    assert store.get_run(run_id).spec["model"] == f"scripted:{answers}"
+    store.close()
