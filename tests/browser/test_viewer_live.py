@@ -275,8 +275,13 @@ def test_a_run_grows_live_and_a_node_shows_its_guard_feedback(page: Page, served
     # The winning node, reached with the keyboard alone.
     page.locator("g.node.root").focus()
     page.keyboard.press("ArrowDown")
-    page.keyboard.press("Enter")
-    assert "Node n1" in details.inner_text()
+    details.locator("h2", has_text="Node n1").wait_for()
+    page.keyboard.press("ArrowRight")
+    details.locator("h2", has_text="Node n2").wait_for()
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("Enter")  # the key goes to the node the arrows reached
+    details.locator("h2", has_text="Node n1").wait_for()
+    assert page.evaluate("document.activeElement.dataset.id") == "n1"
     page.locator("g.node.goal").click()
     assert "game24-final" in details.inner_text()
     screenshot(page, "viewer-run.png")
@@ -290,11 +295,12 @@ def test_a_paused_run_is_answered_and_a_running_one_cancelled(page: Page, served
     )  # fmt: skip
     assert paused.returncode == 3, paused.stderr
     paused_id = json.loads(paused.stdout)["id"]
+    # 5 s a call: still running however long answering the other run takes here
     endless = served.answers("endless.json", ['{"steps": ["4 + 5"]}'])
     before = run_ids(served)
     running = served.start(
         "runs", "start", "game24", GAME, "--strategy", "dfs",
-        "--model", f"scripted:{endless}?delay=0.5", "--name", "to cancel", "--quiet", "--json",
+        "--model", f"scripted:{endless}?delay=5", "--name", "to cancel", "--quiet", "--json",
     )  # fmt: skip
     running_id = started_run(served, before)
     open_ui(page, served)

@@ -441,7 +441,9 @@
         groups.push(this.nodeShape(n, p, onPath.has(id)));
       }
       const edges = [s("path", { class: "edge", d: plain || "M0,0" }), s("path", { class: "edge path", d: path || "M0,0" })];
-      const hadFocus = this.svg.contains(document.activeElement) && document.activeElement !== this.svg ? document.activeElement.dataset.id : null;
+      const focused = this.svg.contains(document.activeElement) && document.activeElement !== this.svg ? document.activeElement.dataset.id : null;
+      const hadFocus = this.focusId || focused;
+      this.focusId = null;
       this.layer.replaceChildren(...edges, ...groups);
       if (hadFocus) {
         const again = this.layer.querySelector(`[data-id="${CSS.escape(hadFocus)}"]`);
@@ -486,10 +488,17 @@
     select(id, focus) {
       this.selected = id;
       const p = this.pos.get(id);
-      if (p && focus) { this.moved = true; this.reveal(p); }
+      if (p && focus) {
+        this.moved = true;
+        this.reveal(p);
+        // Focus now (the next key goes to this node), and again after the redraw if
+        // the node was out of sight until then.
+        this.focusId = id;
+        const el = this.layer.querySelector(`[data-id="${CSS.escape(id)}"]`);
+        if (el) el.focus({ preventScroll: true });
+      }
       this.schedule();
       this.onSelect(id);
-      if (focus) requestAnimationFrame(() => { const el = this.layer.querySelector(`[data-id="${CSS.escape(id)}"]`); if (el) el.focus({ preventScroll: true }); });
     }
 
     reveal(p) {
