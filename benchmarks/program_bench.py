@@ -92,7 +92,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     model = Metered(inner, Budget.of(calls=args.calls), Trace())
     cache = tempfile.mkdtemp(prefix="gs-program-cache-")
     options = {"samples": args.samples, "retries": args.retries, "feedback": args.feedback,
-               "cache_dir": cache, "seed": args.seed}  # fmt: skip
+               "cache_dir": cache, "seed": args.seed, "search": args.search,
+               "backtracks": args.backtracks}  # fmt: skip
     started = time.perf_counter()
     solved, failed, first_calls, faults = 0, [], None, 0
     for index, puzzle in enumerate(chosen):
@@ -121,6 +122,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "model": args.model,
         "seed": args.seed,
         "feedback": args.feedback,
+        "search": args.search,
+        "backtracks": args.backtracks,
         "puzzles": len(chosen),
         "solved": solved,
         "calls": model.usage.calls,
@@ -141,6 +144,8 @@ def markdown(report: dict[str, Any]) -> str:
         ("model", report["model"]),
         ("seed", report["seed"]),
         ("feedback", "test feedback" if report["feedback"] else 'bare "try again"'),
+        ("search over the code", report.get("search", "bfs")),
+        ("backtracks per function", report.get("backtracks", 1)),
         ("problems", report["puzzles"]),
         ("solved (answer checked)", report["solved"]),
         ("model calls, whole set", report["calls"]),
@@ -165,6 +170,18 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=3)
     parser.add_argument("--retries", type=int, default=3)
     parser.add_argument("--no-feedback", dest="feedback", action="store_false")
+    parser.add_argument(
+        "--search",
+        choices=["bfs", "dfs", "astar"],
+        default="bfs",
+        help="the order in which the accepted code is searched",
+    )
+    parser.add_argument(
+        "--backtracks",
+        type=int,
+        default=1,
+        help="fresh rounds for a function whose retries ran out",
+    )
     parser.add_argument("--rows", default="", help="start:stop (default: all rows)")
     parser.add_argument("--out", default="")
     parser.add_argument("--lock", default="/tmp/gs-model.lock", help="'' for no lock")
