@@ -114,8 +114,11 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         "GUARDSEARCH_HOME": str(folder),
     }
     db = folder / "runs.db"
+    served_answers = folder / "served.json"  # the served model: runs started on the page
+    served_answers.write_text(json.dumps(WINNING))
     command = [*CLI, "serve", "--host", "127.0.0.1", "--port", str(port), "--store", str(db)]
     command += ["--api-key", KEY, "--log-level", "warning"]
+    command += ["--model", f"scripted:{served_answers}"]
     server = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
@@ -331,17 +334,26 @@ def test_a_paused_run_is_answered_and_a_running_one_cancelled(page: Page, served
         assert box is not None and box["x"] + box["width"] <= 400, cells.nth(at).inner_text()
 
 
-def test_two_runs_compared_side_by_side(page: Page, served: Served) -> None:
+def test_a_run_started_on_the_page_and_two_runs_compared(page: Page, served: Served) -> None:
     answers = served.answers("fast.json", WINNING)
-    ids = []
-    for strategy in ("astar", "bfs"):
-        done = served.cli(
-            "runs", "start", "game24", GAME, "--strategy", strategy,
-            "--model", f"scripted:{answers}", "--name", f"compare {strategy}", "--quiet", "--json",
-        )  # fmt: skip
-        assert done.returncode in (0, 1), done.stderr
-        ids.append(json.loads(done.stdout)["id"])
+    done = served.cli(
+        "runs", "start", "game24", GAME, "--strategy", "astar",
+        "--model", f"scripted:{answers}", "--name", "compare astar", "--quiet", "--json",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    ids = [json.loads(done.stdout)["id"]]
+    # The second run starts from the page, on the served model, and opens as it runs.
     open_ui(page, served)
+    page.click("#start summary")
+    page.select_option("#start-app", "game24")
+    assert json.loads(page.input_value("#start-problem")) == {"numbers": "4 5 6 10"}
+    page.fill("#start-strategy", "bfs")
+    page.click("#start-go")
+    page.wait_for_url("**/ui#/run/*")
+    page.wait_for_selector("#run-head .badge.succeeded")
+    ids.append(page.url.rsplit("/", 1)[1])
+    assert "game24 / bfs" in page.locator("#run-summary").inner_text()
+    page.click("a.brand")
     page.wait_for_selector(f'tr[data-run="{ids[1]}"]')
     page.select_option("#compare-a", ids[0])
     page.select_option("#compare-b", ids[1])

@@ -10,6 +10,7 @@
     POST /ui/api/runs/{id}/resume         {"input": TEXT}: answer a paused run (as
                                           `runs resume ID --input TEXT`), 202
     POST /ui/api/runs/{id}/cancel         cancel a run (as `runs cancel ID`)
+    GET  /ui/api/apps                     the apps a run may be started of (served ones)
     POST /ui/api/runs                     {"app", "problem", "strategy", "options",
                                           "budget", "name"}: start a durable run on the
                                           served model (as `runs start`), 202 + its id
@@ -331,6 +332,24 @@ def mount_ui(
         except ConfigError as exc:
             kind, status = ("not_found", 404) if "no run" in str(exc) else ("conflict", 409)
             return _error(kind, str(exc), status)
+
+    @router.get("/api/apps")
+    async def apps() -> Response:
+        from guardsearch.registry import app_names, get_app
+
+        rows = []
+        for name in app_names():
+            found = get_app(name)
+            if found.served:
+                rows.append(
+                    {
+                        "name": name,
+                        "summary": found.summary,
+                        "strategy": found.strategy,
+                        "example": found.example,
+                    }
+                )
+        return JSONResponse(rows)
 
     @router.post("/api/runs", status_code=202)
     async def start(body: StartBody) -> Response:

@@ -98,6 +98,9 @@ async def test_a_durable_run_started_over_the_api_runs_on_the_served_model(
                 break
             await asyncio.sleep(0.05)
         assert (run["id"], run["status"], run["strategy"]) == (run_id, "succeeded", "astar")
+        apps = {a["name"]: a for a in (await client.get("/ui/api/apps")).json()}
+        assert apps["game24"]["example"] == {"numbers": "4 5 6 10"}
+        assert "blocks" not in apps  # not served: a request may not build it
         # only registered apps that a request may build, never an import path
         for app_name in ("nope", "os:system", "durable_apps:asking_app"):
             refused = await client.post("/ui/api/runs", json={**body, "app": app_name})

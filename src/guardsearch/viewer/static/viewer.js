@@ -238,10 +238,43 @@
         h("td", { "data-label": "created" }, r.created_at), h("td", { "data-label": "action" }, action));
     }
 
+    main.append(startForm());
     stream("/ui/api/runs/stream", (kind, data) => {
       if (kind === "runs") { runs = data; draw(); setLive(true); }
     }, controller.signal).catch(failed).finally(() => setLive(false));
     return { stop: () => controller.abort() };
+  }
+
+  // Start a durable run on the served model (POST /ui/api/runs), then watch it.
+  function startForm() {
+    const app = h("select", { id: "start-app" });
+    const problem = h("input", { type: "text", id: "start-problem", size: 40 });
+    const strategy = h("input", { type: "text", id: "start-strategy", size: 10, placeholder: "the app's" });
+    const calls = h("input", { type: "text", id: "start-calls", size: 5, value: "40", inputmode: "numeric" });
+    const note = h("span", { class: "muted" });
+    const box = h("details", { id: "start" }, h("summary", {}, "Start a run (on the served model)"),
+      h("form", { class: "filters", onsubmit: async (e) => {
+        e.preventDefault();
+        let parsed;
+        try { parsed = JSON.parse(problem.value || "{}"); } catch (error) { note.textContent = "the problem is not JSON: " + error.message; return; }
+        const body = { app: app.value, problem: parsed, budget: calls.value ? { calls: Number(calls.value) } : {} };
+        if (strategy.value.trim()) body.strategy = strategy.value.trim();
+        try {
+          const made = await call("/ui/api/runs", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+          location.hash = "#/run/" + encodeURIComponent(made.id);
+        } catch (error) { if (error instanceof AuthNeeded) failed(error); else note.textContent = error.message; }
+      } },
+        h("label", { for: "start-app" }, "App "), app, h("label", { for: "start-problem" }, "Problem (JSON) "), problem,
+        h("label", { for: "start-strategy" }, "Strategy "), strategy, h("label", { for: "start-calls" }, "Calls "), calls,
+        h("button", { type: "submit", id: "start-go" }, "Start"), note));
+    let examples = {};
+    app.addEventListener("change", () => { problem.value = JSON.stringify(examples[app.value] || {}); });
+    call("/ui/api/apps").then((apps) => {
+      examples = Object.fromEntries(apps.map((a) => [a.name, a.example]));
+      app.replaceChildren(...apps.map((a) => h("option", { value: a.name, title: a.summary }, a.name)));
+      problem.value = JSON.stringify(apps.length ? apps[0].example : {});
+    }).catch(failed);
+    return box;
   }
 
   // -- a run's data as it grows -----------------------------------------------------------
