@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import fcntl
+import gzip
 import json
 import sys
 import tempfile
@@ -116,6 +117,16 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         if args.progress and index % 100 == 0:
             print(f"{index}: solved {solved}, calls {model.usage.calls}", file=sys.stderr)
     code = {p.name: json.loads(p.read_text()) for p in Path(cache).glob("*.json")}
+    events = model.trace.events
+    if args.trace:  # every event of the set (calls, verdicts, phases), one gzip JSON file
+        with gzip.open(args.trace, "wt", encoding="utf-8") as out:
+            for event in events:
+                out.write(json.dumps(event.as_dict(), default=str) + "\n")
+    verdicts = [
+        {"step": e.step, "guard": e.data.get("guard"), "passed": e.data.get("passed"),
+         "feedback": (e.data.get("feedback") or "")[:300]}
+        for e in events if e.kind == "guard_verdict"
+    ]  # fmt: skip
     return {
         "command": " ".join(["python3", "benchmarks/program_bench.py", *sys.argv[1:]]),
         "domain": args.domain,
@@ -134,6 +145,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "failed": failed[:20],
         "failed_count": len(failed),
         "code": [c.get("functions") for c in code.values()],
+        "verdicts": verdicts[:60],
+        "verdicts_count": len(verdicts),
     }
 
 
@@ -149,15 +162,28 @@ def markdown(report: dict[str, Any]) -> str:
         ("problems", report["puzzles"]),
         ("solved (answer checked)", report["solved"]),
         ("model calls, whole set", report["calls"]),
-        ("calls to the first accepted program", report["calls_to_accept"]),
+        ("calls on the first problem (writing the code)", report["calls_to_accept"]),
         ("calls after the first problem (search-time faults)", report["calls_after_first_puzzle"]),
         ("tokens", report["tokens"]),
-        ("wall time, s (under load from other jobs)", report["seconds"]),
+        ("wall time, s (includes waits for the model lock)", report["seconds"]),
     ]
     table = "\n".join(f"| {k} | {v} |" for k, v in rows)
+    verdicts = report.get("verdicts", [])
+    tally: dict[str, list[int]] = {}
+    for v in verdicts:
+        tally.setdefault(v["step"], [0, 0])[0 if v["passed"] else 1] += 1
+    lines = [f"| {step} | {ok} | {bad} |" for step, (ok, bad) in tally.items()]
+    failures = [
+        f"- `{v['step']}` ({v['guard']}): {v['feedback']}" for v in verdicts if not v["passed"]
+    ]
+    verdict_part = (
+        "\n## Verdicts of the code guards\n\n| step | passed | failed |\n|---|---|---|\n"
+        + "\n".join(lines) + "\n\nThe last failures, as the model was told:\n\n"
+        + "\n".join(failures[-6:]) + "\n"
+    ) if verdicts else ""  # fmt: skip
     return (
         f"# Programs the model writes: {report['domain']} on {report['model']}\n\n"
-        f"Command: `{report['command']}`\n\n| | |\n|---|---|\n{table}\n"
+        f"Command: `{report['command']}`\n\n| | |\n|---|---|\n{table}\n{verdict_part}"
     )
 
 
@@ -184,6 +210,7 @@ def main() -> None:
     )
     parser.add_argument("--rows", default="", help="start:stop (default: all rows)")
     parser.add_argument("--out", default="")
+    parser.add_argument("--trace", default="", help="write every event here (.jsonl.gz)")
     parser.add_argument("--lock", default="/tmp/gs-model.lock", help="'' for no lock")
     parser.add_argument("--progress", action="store_true")
     args = parser.parse_args()
