@@ -4,13 +4,20 @@ Servers offer constrained output in different request fields:
 
 json_schema   `response_format: {"type": "json_schema", ...}` (OpenAI, vLLM, Ollama,
               llama.cpp's llama-server)
+grammar       a top-level GBNF `grammar`, written here exactly as the embedded backend
+              writes it (string and list bounds, each step of a `uniqueItems` enum at
+              most once); llama.cpp servers, llama-cpp-python's first among them (it
+              refuses `json_schema`); needs llama-cpp-python installed here
 json_object   `response_format: {"type": "json_object", "schema": ...}` (llama-cpp-python's
-              server)
+              server, which turns the schema into its own grammar: no `uniqueItems`)
 guided_json   a top-level `guided_json` schema (vLLM's guided decoding, older releases)
-grammar       a top-level GBNF `grammar` (llama.cpp servers; needs llama-cpp-python
-              installed here to write the grammar)
 none          nothing: the prompt asks for JSON and the parse guard (with its repairs)
               checks it
+
+Why `grammar` before `json_object`: on llama-cpp-python's server the two decode
+differently. Game of 24 "4 5 6 10" (astar) took 6 calls with `grammar` (the embedded
+backend's calls, tokens and answer) and 39 with `json_object`, whose grammar ignores
+`uniqueItems` (docs/models.md).
 
 The mode is found by a cheap probe on first use (`PROBE_SCHEMA`, a few tokens), cached
 per server URL and model in `$GUARDSEARCH_HOME/servers.json`, and can be forced with the
@@ -27,7 +34,7 @@ from typing import Any
 from guardsearch.core.errors import ConfigError
 from guardsearch.core.messages import Message, ModelRequest
 
-MODES = ("json_schema", "json_object", "guided_json", "grammar", "none")
+MODES = ("json_schema", "grammar", "json_object", "guided_json", "none")
 STRUCTURED_ENV = "GUARDSEARCH_STRUCTURED"
 CACHE_FILE = "servers.json"
 

@@ -18,6 +18,7 @@ from tests.unit.servers import exchanges as ex
 from guardsearch import ConfigError, Message, ModelError, ModelRequest, OpenAIModel
 from guardsearch.core.events import Trace
 from guardsearch.models import structured
+from guardsearch.models.llamacpp import schema_to_gbnf
 from guardsearch.models.metered import Metered
 from guardsearch.models.openai import retry_after_seconds
 from guardsearch.models.spec import model_from_spec
@@ -87,11 +88,12 @@ def model(server: FakeServer, **kw: Any) -> OpenAIModel:
 
 
 def llama_cpp_python(payload: dict[str, Any]) -> Reply:
-    """llama-cpp-python's server: json_object (+schema) works, json_schema is a 500."""
+    """llama-cpp-python's server: a grammar and json_object (+schema) work, json_schema
+    is a 500."""
     kind = payload.get("response_format", {}).get("type")
     if kind == "json_schema":
         return (500, ex.LLAMA_CPP_PYTHON_500)
-    if kind == "json_object":
+    if kind == "json_object" or "grammar" in payload:
         return (200, ex.LLAMA_CPP_PYTHON_OK)
     return (200, with_text(ex.LLAMA_CPP_PYTHON_OK, "Hello!"))
 
@@ -115,25 +117,36 @@ async def test_servers_with_json_schema_negotiate_it_with_one_probe(
     )
 
 
-async def test_llama_cpp_python_server_negotiates_json_object_with_the_schema() -> None:
+async def test_llama_cpp_python_server_negotiates_the_embedded_grammar() -> None:
     server = FakeServer(llama_cpp_python)
     backend = model(server)
     completion = await backend.complete(ASK)
-    assert completion.details["structured"] == "json_object"
-    # probe json_schema (refused, not retried), probe json_object, then the call.
-    assert server.modes() == ["json_schema", "json_object", "json_object"]
-    assert server.payloads[-1]["response_format"] == {"type": "json_object", "schema": SCHEMA}
+    assert completion.details["structured"] == "grammar"
+    # probe json_schema (refused, not retried), probe grammar, then the call.
+    assert server.modes() == ["json_schema", "grammar", "grammar"]
+    assert server.payloads[-1]["grammar"] == schema_to_gbnf(SCHEMA)  # the embedded grammar
     negotiated = await backend.structured_mode()
     assert negotiated["probes"][0] == {"mode": "json_schema", "result": "refused", "status": 500}
+
+
+async def test_without_llama_cpp_here_llama_cpp_python_gets_json_object_and_the_schema(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(structured, "_grammar_available", lambda: False)
+    server = FakeServer(llama_cpp_python)
+    completion = await model(server).complete(ASK)
+    assert completion.details["structured"] == "json_object"
+    assert server.modes() == ["json_schema", "json_object", "json_object"]
+    assert server.payloads[-1]["response_format"] == {"type": "json_object", "schema": SCHEMA}
 
 
 async def test_the_negotiated_mode_is_cached_per_server_and_model(home: Path) -> None:
     await model(FakeServer(llama_cpp_python)).structured_mode()
     cached = json.loads((home / structured.CACHE_FILE).read_text())
-    assert cached["http://llm.test/v1#m"]["mode"] == "json_object"
+    assert cached["http://llm.test/v1#m"]["mode"] == "grammar"
     again = FakeServer(llama_cpp_python)
     await model(again).complete(ASK)
-    assert again.modes() == ["json_object"]  # no probe the second time
+    assert again.modes() == ["grammar"]  # no probe the second time
     other = FakeServer(llama_cpp_python)
     await OpenAIModel(
         base_url="http://llm.test/v1", model="other", transport=httpx.MockTransport(other)
@@ -209,7 +222,7 @@ def test_bad_openai_spec_options_are_config_errors(spec: str) -> None:
 
 async def test_a_refused_mode_falls_back_once_and_is_never_retried() -> None:
     # The cache says json_schema (an upgrade changed the server): the call is refused
-    # once, falls back to json_object, and the next call goes straight there.
+    # once, falls back to the next mode, and the next call goes straight there.
     key = structured.cache_key("http://llm.test/v1", "m")
     structured.store_cached(key, {"mode": "json_schema"})
     server = FakeServer(llama_cpp_python)
@@ -217,20 +230,20 @@ async def test_a_refused_mode_falls_back_once_and_is_never_retried() -> None:
     trace = Trace()
     metered = Metered(backend, trace=trace)
     completion = await metered.complete(ASK)
-    assert server.modes() == ["json_schema", "json_object"]
+    assert server.modes() == ["json_schema", "grammar"]
     fallback = completion.details["structured_fallback"]
     assert (fallback["from"], fallback["to"], fallback["status"]) == (
         "json_schema",
-        "json_object",
+        "grammar",
         500,
     )
     (note,) = trace.of_kind("note")
     assert note.data["structured_fallback"]["from"] == "json_schema"
     (call,) = trace.of_kind("model_call")
-    assert call.data["server"]["structured"] == "json_object"
+    assert call.data["server"]["structured"] == "grammar"
     await metered.complete(ASK)
-    assert server.modes()[-1] == "json_object"
-    assert structured.load_cached(key)["mode"] == "json_object"  # type: ignore[index]
+    assert server.modes()[-1] == "grammar"
+    assert structured.load_cached(key)["mode"] == "grammar"  # type: ignore[index]
 
 
 async def test_a_forced_mode_the_server_refuses_is_a_terminal_model_error() -> None:
@@ -248,17 +261,25 @@ async def test_openai_rejecting_a_schema_falls_back_past_response_format() -> No
 
     server = FakeServer(openai)
     negotiated = await model(server).structured_mode()
-    assert [p["result"] for p in negotiated["probes"]][:2] == ["refused", "refused"]
+    results = {p["mode"]: p["result"] for p in negotiated["probes"]}
+    assert results["json_schema"] == "refused"
+    assert results.get("json_object", "refused") == "refused"
     assert negotiated["mode"] in ("guided_json", "grammar")  # the next that answers JSON
 
 
 async def test_an_old_vllm_is_refused_json_schema_and_takes_json_object() -> None:
     def old_vllm(payload: dict[str, Any]) -> Reply:
-        if payload.get("response_format", {}).get("type") == "json_schema":
+        kind = payload.get("response_format", {}).get("type")
+        if kind == "json_schema":
             return (400, ex.VLLM_OLD_400)
-        return (200, ex.VLLM_OK)
+        if kind == "json_object":
+            return (200, ex.VLLM_OK)
+        return (200, with_text(ex.VLLM_OK, "Hello!"))  # vLLM ignores a `grammar` field
 
-    assert (await model(FakeServer(old_vllm)).structured_mode())["mode"] == "json_object"
+    negotiated = await model(FakeServer(old_vllm)).structured_mode()
+    assert negotiated["mode"] == "json_object"
+    results = [(p["mode"], p["result"]) for p in negotiated["probes"]]
+    assert ("grammar", "ignored") in results or not structured._grammar_available()
 
 
 async def test_a_probe_against_a_dead_server_is_an_error_and_caches_nothing(
