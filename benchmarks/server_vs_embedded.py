@@ -18,6 +18,11 @@ Resumable and run in pieces (model time is shared: one model process at a time):
 
 Each finished puzzle is one line of benchmarks/results/server_vs_embedded/BACKEND.jsonl;
 `report` writes benchmarks/results/server_vs_embedded.md and .json.
+
+The embedded side can come from a `guardsearch bench game24 --methods astar
+--budget-calls 60` run instead (the same suite, method, budget and trial 0; the embedded
+model decodes at temperature 0 the same way in both): `import TRIALS.jsonl` copies the
+trials of these puzzles, each marked with the trial it came from.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -101,10 +107,52 @@ def run(backend: str, limit: int) -> None:
     if backend == "embedded":
         asyncio.run(run_piece(backend, limit, model_from_spec("embedded"), "embedded"))
         return
-    with LlamaServerProcess("embedded", log=OUT / "server.log") as server:
+    log = Path(tempfile.gettempdir()) / "server_vs_embedded.server.log"
+    with LlamaServerProcess("embedded", log=log) as server:
         spec = server.spec()
         # The spec names this run's port; rows record the spec without it.
         asyncio.run(run_piece(backend, limit, model_from_spec(spec), "openai:<local>/v1#qwen"))
+
+
+def import_trials(path: Path) -> int:
+    """Embedded rows from a `guardsearch bench` trials file of the same method and budget."""
+    wanted = {p.id: p for p in select(PROBLEMS)}
+    found: dict[str, dict[str, Any]] = {}
+    for line in path.read_text().splitlines():
+        trial = json.loads(line) if line.strip() else {}
+        if (
+            trial.get("problem") in wanted
+            and trial.get("method") == "astar"
+            and trial.get("budget") == BUDGET
+            and trial.get("trial") == 0
+            and "0.5b" in str(trial.get("model"))
+        ):
+            found[trial["problem"]] = trial  # a later line (a rerun) wins
+    finished = done("embedded")
+    OUT.mkdir(parents=True, exist_ok=True)
+    added = 0
+    with (OUT / "embedded.jsonl").open("a") as out:
+        for problem, trial in sorted(found.items()):
+            if problem in finished:
+                continue
+            row = {
+                "problem": problem,
+                "numbers": wanted[problem].input,
+                "spec": "embedded",
+                "succeeded": bool(trial["succeeded"]),
+                "termination": str(trial["termination"]),
+                "answer": trial.get("answer"),
+                **{k: trial[k] for k in ("calls", "prompt_tokens", "completion_tokens")},
+                "cached_prompt_tokens": trial.get("cached_prompt_tokens", 0),
+                "seconds": trial["seconds"],
+                "structured": ["in-process"],
+                "fallbacks": 0,
+                "source": f"guardsearch bench trial {trial['key']}",
+            }
+            out.write(json.dumps(row) + "\n")
+            added += 1
+    print(f"{added} embedded rows imported from {path} ({len(found)} matching trials)")
+    return added
 
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -195,9 +243,13 @@ def main() -> None:
     piece.add_argument("--backend", choices=BACKENDS, required=True)
     piece.add_argument("--limit", type=int, default=10)
     sub.add_parser("report", help="write the side-by-side report of the puzzles both ran")
+    imported = sub.add_parser("import", help="embedded rows from a `guardsearch bench` run")
+    imported.add_argument("trials", type=Path, help="its trials.jsonl")
     args = parser.parse_args()
     if args.command == "run":
         run(args.backend, args.limit)
+    elif args.command == "import":
+        import_trials(args.trials)
     else:
         report()
 
