@@ -6,7 +6,7 @@ The same model file (the embedded Qwen2.5-Coder-0.5B GGUF), the same puzzles (ro
 (`embedded`), once over HTTP through `openai:` against the launcher
 `python -m guardsearch.models.llama_server --model embedded`, started here on a free
 port. The server's structured-output mode is negotiated as for any server
-(json_object with the schema, for llama-cpp-python's server).
+(`grammar`, the embedded backend's own grammar, for llama-cpp-python's server).
 
 Resumable and run in pieces (model time is shared: one model process at a time):
 
@@ -114,7 +114,7 @@ def run(backend: str, limit: int) -> None:
         asyncio.run(run_piece(backend, limit, model_from_spec(spec), "openai:<local>/v1#qwen"))
 
 
-def import_trials(path: Path) -> int:
+def import_trials(path: Path, commit: str = "") -> int:
     """Embedded rows from a `guardsearch bench` trials file of the same method and budget."""
     wanted = {p.id: p for p in select(PROBLEMS)}
     found: dict[str, dict[str, Any]] = {}
@@ -147,7 +147,8 @@ def import_trials(path: Path) -> int:
                 "seconds": trial["seconds"],
                 "structured": ["in-process"],
                 "fallbacks": 0,
-                "source": f"guardsearch bench trial {trial['key']}",
+                "source": f"guardsearch bench trial {trial['key']}"
+                + (f" at {commit}" if commit else ""),
             }
             out.write(json.dumps(row) + "\n")
             added += 1
@@ -216,11 +217,25 @@ def report() -> None:
             + ", ".join(f"{k} {v}" for k, v in s["terminations"].items())
             + " |"
         )
+    same = [p for p in common if by["server"][p]["answer"] == by["embedded"][p]["answer"]]
+    imported = [str(by["embedded"][p]["source"]) for p in common if "source" in by["embedded"][p]]
     lines += [
         "",
-        f"Solved by both: {len(both)}. Seconds are wall time on the shared 2-core box, "
-        "measured under load from other processes; calls, tokens and success are not "
-        "affected by load.",
+        f"Solved by both: {len(both)}; the same answer on both: {len(same)} of {len(common)}. "
+        "Seconds are wall time on the shared 2-core box, measured under load from other "
+        "processes (the two backends at different times); calls, tokens and success are "
+        "not affected by load. The server reports no cached prompt tokens: llama-cpp-python's "
+        "server reuses the prompt prefix too but does not say how much.",
+    ]
+    if imported:
+        lines += [
+            "",
+            f"Embedded rows: {len(imported)} of {len(common)} are trials of a `guardsearch "
+            "bench game24 --methods astar --budget-calls 60` run (the same suite, method, "
+            "budget and trial), imported with `python benchmarks/server_vs_embedded.py "
+            f"import TRIALS.jsonl`; e.g. {imported[0].removeprefix('guardsearch bench ')}.",
+        ]
+    lines += [
         "",
         "| puzzle | server | embedded |",
         "|---|---|---|",
@@ -245,11 +260,12 @@ def main() -> None:
     sub.add_parser("report", help="write the side-by-side report of the puzzles both ran")
     imported = sub.add_parser("import", help="embedded rows from a `guardsearch bench` run")
     imported.add_argument("trials", type=Path, help="its trials.jsonl")
+    imported.add_argument("--commit", default="", help="the commit that run was made on")
     args = parser.parse_args()
     if args.command == "run":
         run(args.backend, args.limit)
     elif args.command == "import":
-        import_trials(args.trials)
+        import_trials(args.trials, args.commit)
     else:
         report()
 
