@@ -380,3 +380,27 @@ def test_runs_view_writes_one_page_that_works_offline(page: Page, served: Served
     page.locator("g.node").last.click()
     assert "Node " in page.locator("#node-details").inner_text()
     assert [u for u in asked if not u.startswith("file:")] == []  # nothing fetched
+
+
+def test_a_bench_trial_grows_live(page: Page, served: Served) -> None:
+    """`bench --store`: the trial is a running run whose tree the page follows."""
+    open_ui(page, served)
+    page.wait_for_selector("#runs")
+    slow = served.answers("bench.json", WINNING)
+    before = run_ids(served)
+    bench = served.start(
+        "bench", "game24", "--range", "0:1", "--methods", "astar", "--budget-calls", "4",
+        "--model", f"scripted:{slow}?delay=1", "--out", str(served.folder / "bench"),
+        "--quiet", "--json",
+    )  # fmt: skip
+    run_id = started_run(served, before)
+    page.click(f'tr[data-run="{run_id}"] a')
+    page.wait_for_selector("#run-head .badge.running")
+    page.wait_for_function("document.querySelectorAll('g.node').length >= 2")
+    store = open_store(str(served.db), read_only=True)
+    try:
+        assert store.get_run(run_id).status == "running"  # nodes came while it ran
+    finally:
+        store.close()
+    assert bench.wait(timeout=60) == 0, bench.stderr.read() if bench.stderr else ""
+    page.wait_for_selector("#run-head .badge.succeeded, #run-head .badge.failed")

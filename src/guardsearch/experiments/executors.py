@@ -13,16 +13,23 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from guardsearch.core.errors import ConfigError
+from guardsearch.core.events import Subscriber
 from guardsearch.experiments.trial import TrialResult, TrialSpec, run_trial, run_trial_blocking
 
 OnResult = Callable[[TrialResult, list[dict[str, Any]]], None]
+# Called as a trial starts, where it runs; returns a subscriber for its events (or None).
+OnStart = Callable[[TrialSpec], Subscriber | None]
 
 
 class Executor(Protocol):
     name: str
 
-    def run(self, specs: Sequence[TrialSpec], on_result: OnResult) -> None:
-        """Run every spec; call `on_result` as each trial finishes (in this process)."""
+    def run(
+        self, specs: Sequence[TrialSpec], on_result: OnResult, on_start: OnStart | None = None
+    ) -> None:
+        """Run every spec; call `on_result` as each trial finishes (in this process) and,
+        if the executor can, `on_start` as each begins (its subscriber then sees the
+        trial's events as they happen)."""
         ...
 
 
@@ -31,10 +38,13 @@ class LocalExecutor:
 
     name = "local"
 
-    def run(self, specs: Sequence[TrialSpec], on_result: OnResult) -> None:
+    def run(
+        self, specs: Sequence[TrialSpec], on_result: OnResult, on_start: OnStart | None = None
+    ) -> None:
         async def all_trials() -> None:
             for spec in specs:
-                result, events = await run_trial(spec)
+                watch = on_start(spec) if on_start is not None else None
+                result, events = await run_trial(spec, watch)
                 on_result(result, events)
 
         asyncio.run(all_trials())
@@ -78,7 +88,11 @@ class RayExecutor:
             ray.init(**options)
         return ray
 
-    def run(self, specs: Sequence[TrialSpec], on_result: OnResult) -> None:
+    def run(
+        self, specs: Sequence[TrialSpec], on_result: OnResult, on_start: OnStart | None = None
+    ) -> None:
+        # `on_start` is not called: a trial's events stay in its worker until it ends
+        # (so `bench --store` records Ray trials whole, as they finish).
         if not specs:
             return
         ray = self._ray()

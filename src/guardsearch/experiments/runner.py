@@ -180,7 +180,13 @@ class ExperimentRunner:
             if self.progress is not None:
                 self.progress(result, count, total)
 
-        self.executor.run(todo, save)
+        if isinstance(self.store, RunStoreMirror):
+            try:
+                self.executor.run(todo, save, self.store.start)
+            finally:
+                self.store.abandon()
+        else:
+            self.executor.run(todo, save)
         return self.score()
 
     def results(self) -> list[TrialResult]:

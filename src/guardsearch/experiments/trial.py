@@ -15,7 +15,7 @@ from typing import Any
 
 from guardsearch.core.budget import Budget
 from guardsearch.core.errors import BudgetExceeded
-from guardsearch.core.events import Trace
+from guardsearch.core.events import Subscriber, Trace
 from guardsearch.core.model_usage import model_usage
 from guardsearch.core.steering import Steering
 from guardsearch.experiments.suite import MethodSpec, Problem, resolve_suite
@@ -151,11 +151,17 @@ def model_for(spec: str) -> Model:
     return _MODELS[spec]
 
 
-async def run_trial(spec: TrialSpec) -> tuple[TrialResult, list[dict[str, Any]]]:
-    """Run one trial; returns its result and its trace (events as dicts)."""
+async def run_trial(
+    spec: TrialSpec, watch: Subscriber | None = None
+) -> tuple[TrialResult, list[dict[str, Any]]]:
+    """Run one trial; returns its result and its trace (events as dicts). `watch`
+    sees each event as it happens (the run store's live record, `runlog.LiveTrial`)."""
     suite = resolve_suite(spec.suite)
     model = model_for(spec.model)
-    metered = Metered(model, Budget.of(spec.budget), Trace())
+    trace = Trace()
+    if watch is not None:
+        trace.subscribe(watch)
+    metered = Metered(model, Budget.of(spec.budget), trace)
     started = time.perf_counter()
     try:
         out = await suite.run(spec.method, spec.problem, metered, spec.trial)
