@@ -28,6 +28,7 @@ DEFAULT_BUDGET_CALLS = 40
 # rollout; sampled, each candidate differs through its own explicit seed.
 CONSENSUS_TEMPERATURE = 0.7
 ASTAR_RMAX = 8
+BEAM_RMAX = 3
 MIN_NUMBERS, MAX_NUMBERS = 2, 6
 
 
@@ -81,6 +82,7 @@ def default_options(strategy: str) -> dict[str, Any]:
     node has tried, so every re-expansion proposes new steps (three expansions cover
     most of a three-number state's steps), and a search whose open set empties goes
     back to the nodes with steps left instead of stopping with calls unspent.
+    beam: `rmax` `BEAM_RMAX`, for the same reason (with 1 a beam ran dry at 6 calls).
     """
     if strategy == "dfs":
         return {"prefer_siblings": True}
@@ -88,6 +90,8 @@ def default_options(strategy: str) -> dict[str, Any]:
         return {"temperature": CONSENSUS_TEMPERATURE}
     if strategy in ("astar", "best_first"):
         return {"rmax": ASTAR_RMAX, "reopen": True}
+    if strategy == "beam":
+        return {"rmax": BEAM_RMAX}
     return {}
 
 

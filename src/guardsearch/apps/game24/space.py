@@ -78,11 +78,13 @@ _MARKER = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 _OPS = {"×": "*", "x": "*", "÷": "/"}
 VALUE_SCORES = {"sure": 1.0, "likely": 0.6, "impossible": 0.1}
 
-# Per-level DFS budgets: few retries, many visits (one visit per state explored).
+# Per-level DFS budgets: a few retries (the grammar leaves out what a level has tried,
+# so each retry proposes new steps; with one, a visit ran dry with calls unspent), many
+# visits (one visit per state explored).
 DEFAULT_BUDGETS = (
-    StepBudget(rmax=2, backtrack_budget=2),
-    StepBudget(rmax=1, backtrack_budget=9),
-    StepBudget(rmax=1, backtrack_budget=24),
+    StepBudget(rmax=3, backtrack_budget=3),
+    StepBudget(rmax=2, backtrack_budget=9),
+    StepBudget(rmax=2, backtrack_budget=24),
 )
 
 
