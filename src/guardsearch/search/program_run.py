@@ -97,6 +97,17 @@ class _Walk:
         self.run.levels = max([self.run.levels, *(d for _, d in children)])
         return children
 
+    async def judged(self, states: list[Any]) -> list[tuple[Any, int, bool]] | None:
+        """The new children of `states` with their depth and whether each is a goal:
+        `expand` then `goals`; None when the code broke a rule."""
+        children = await self.expand(states)
+        if children is None:
+            return None
+        verdicts = await self.goals([c for c, _ in children])
+        if verdicts is None:
+            return None
+        return [(c, d, won) for (c, d), won in zip(children, verdicts, strict=True)]
+
     async def goals(self, states: list[Any]) -> list[bool] | None:
         """`is_goal` on each state, every True checked by the domain's goal test;
         None when the code broke a rule."""
@@ -173,18 +184,14 @@ async def _bfs(walk: _Walk, max_states: int) -> None:
     for _depth in range(walk.domain.max_depth):
         if not frontier or walk.run.generated > max_states:
             return
-        children = await walk.expand(frontier)
+        children = await walk.judged(frontier)
         if children is None:
             return
-        states = [c for c, _ in children]
-        verdicts = await walk.goals(states)
-        if verdicts is None:
-            return
-        for child, won in zip(states, verdicts, strict=True):
+        for child, _, won in children:
             if won:
                 walk.run.path = walk.path(child)
                 return
-        frontier = states
+        frontier = [c for c, _, _ in children]
 
 
 async def _dfs(walk: _Walk, max_states: int) -> None:
@@ -193,17 +200,15 @@ async def _dfs(walk: _Walk, max_states: int) -> None:
         state, depth = stack.pop()
         if not walk.is_current(state, depth) or depth >= walk.domain.max_depth:
             continue
-        children = await walk.expand([state])
+        children = await walk.judged([state])
         if children is None:
             return
-        verdicts = await walk.goals([c for c, _ in children])
-        if verdicts is None:
-            return
-        for (child, _), won in zip(children, verdicts, strict=True):
+        for child, _, won in children:
             if won:
                 walk.run.path = walk.path(child)
                 return
-        stack.extend(reversed(children))  # the code's first successor is tried first
+        # the code's first successor is tried first
+        stack.extend((c, d) for c, d, _ in reversed(children))
 
 
 async def _astar(walk: _Walk, max_states: int) -> None:
@@ -223,13 +228,10 @@ async def _astar(walk: _Walk, max_states: int) -> None:
             return
         if depth >= walk.domain.max_depth:
             continue
-        children = await walk.expand([state])
+        children = await walk.judged([state])
         if children is None:
             return
-        verdicts = await walk.goals([c for c, _ in children])
-        if verdicts is None:
-            return
-        for (child, d), goal in zip(children, verdicts, strict=True):
+        for child, d, goal in children:
             h = 0.0 if goal else float(heuristic(child))
             heapq.heappush(open_, (d + h, h, next(order), d, goal, child))
 
