@@ -21,11 +21,6 @@ pytest.importorskip("llama_cpp")
 SPEC = "ladder:embedded,embedded:1.5b?after=2&repeat=1&memory=swap"
 
 
-@pytest.mark.xfail(
-    reason="in the full model suite (the 0.5B already loaded by earlier tests) the ladder "
-    "made no swap (swaps == 0) on 2026-11-26; passes alone; under investigation",
-    strict=False,
-)
 def test_the_ladder_climbs_to_the_1_5b_after_two_rejections() -> None:
     if not embedded_status(embedded_info("1.5b"))["installed"]:
         pytest.skip("pip install 'guardsearch[embedded-1-5b]' to run the ladder smoke test")
@@ -66,5 +61,8 @@ def test_the_ladder_climbs_to_the_1_5b_after_two_rejections() -> None:
     assert list(usage) == [cheap.name, strong.name]
     assert usage[cheap.name]["calls"] == 2 and usage[strong.name]["calls"] == 1
     assert usage[strong.name]["escalations"] == 1 and metered.budget.used.calls == 3
-    # memory=swap: the 0.5B was let go before the 1.5B loaded.
-    assert ladder.swaps == 1 and not getattr(cheap, "loaded", True)
+    # memory=swap: the 0.5B was let go before the 1.5B answered. Earlier tests in the
+    # same process may have left the 1.5B loaded too (models are cached per process);
+    # then the first call let it go as well, so one or two swaps.
+    assert ladder.swaps in (1, 2)
+    assert getattr(strong, "loaded", False) and not getattr(cheap, "loaded", True)

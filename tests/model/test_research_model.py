@@ -31,11 +31,6 @@ def _check(payload: dict[str, object]) -> None:
     assert source.license == "CC BY-SA 4.0"
 
 
-@pytest.mark.xfail(
-    reason="on 2026-11-26, with a Game of 24 benchmark beside it, the CLI run answered "
-    "'No sources were found' while POST /run on the same question passed; under investigation",
-    strict=False,
-)
 def test_cli_research_answers_with_a_verified_citation(tmp_path: Path) -> None:
     app = typer.Typer()
     app.command()(research)

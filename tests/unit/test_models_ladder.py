@@ -271,6 +271,15 @@ async def test_swap_keeps_one_local_model_in_memory(tmp_path: Path) -> None:
     assert small.loaded and not big.loaded and small.loads == 2
 
 
+async def test_swap_unloads_the_others_when_both_were_already_loaded(tmp_path: Path) -> None:
+    # Rungs are cached per process: another ladder may have loaded both models.
+    small, big = locals_(tmp_path)
+    small._loaded = big._loaded = True
+    ladder = ModelLadder([small, big], after=1, memory="swap")
+    await ladder.complete(ask(CallInfo(rejections=1)))
+    assert big.loaded and not small.loaded and ladder.swaps == 1
+
+
 async def test_keep_and_auto_with_room_keep_both(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

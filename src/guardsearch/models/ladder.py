@@ -175,14 +175,20 @@ class ModelLadder:
         return lock
 
     def _make_room(self, model: LocalModel) -> None:
-        """Unload the other local rungs before `model` loads, if the memory mode says so."""
-        if model.loaded or self.memory == "keep":
+        """Unload the other local rungs before `model` runs, if the memory mode says so.
+
+        `swap` keeps one local model in memory whatever loaded them (the rungs are cached
+        per process, so another ladder or step may have loaded both); `auto` frees memory
+        only when `model` still has to load and the free RAM would not hold it."""
+        if self.memory == "keep":
             return
         others = [m for m in self.rungs if isinstance(m, LocalModel) and m is not model]
         others = [m for m in others if m.loaded]
         if not others:
             return
         if self.memory == "auto":
+            if model.loaded:
+                return
             free = available_ram()
             try:
                 need = model.path.stat().st_size * _RAM_FACTOR + _RAM_MARGIN

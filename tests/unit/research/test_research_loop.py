@@ -403,6 +403,26 @@ async def test_the_wall_clock_limit_stops_the_loop_but_not_the_answer(
     assert run.state.iteration < 10
 
 
+async def test_a_plan_that_outlasts_the_loop_time_still_gets_one_search_round(
+    small_index: CorpusIndex,
+) -> None:
+    # A loaded CPU: the plan call alone passes the loop's seconds. Retrieval costs no
+    # model call, so the answer still comes from sources, not "no sources were found".
+    looks = {"n": 0}
+
+    def clock() -> float:
+        looks["n"] += 1
+        return 0.0 if looks["n"] == 1 else 15.0  # past the loop's 12 s, inside the grace
+
+    run = await loop_for(
+        research_model(reflect=INSUFFICIENT), [CorpusProvider(small_index)], clock=clock
+    ).run(QUESTION, budget=Budget.of(tokens=40_000, seconds=12))
+    assert isinstance(run.response, AgentResponse)
+    assert run.response.stop_reason == "deadline"
+    assert [r.query for r in run.state.queries_run] == [QUESTION]
+    assert run.response.sources and "No sources were found" not in run.response.final_answer
+
+
 async def test_phases_are_events_with_the_seed_observability_fields(
     small_index: CorpusIndex, caplog: pytest.LogCaptureFixture
 ) -> None:

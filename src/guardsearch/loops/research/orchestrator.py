@@ -350,7 +350,10 @@ class _Run:
         s = self.state
         if s.iteration >= s.max_iters:
             return "max_iterations"
-        if self.out_of_time():
+        # The first round searches even when the plan used up the loop's time (a slow or
+        # loaded CPU): retrieval costs no model call, and the synthesis has its grace time,
+        # so the answer comes from sources instead of "no sources were found".
+        if self.out_of_time() and s.search_results:
             return "deadline"
         if s.degraded_mode:
             return "degraded"
@@ -401,7 +404,7 @@ class _Run:
         self.phase("search", queries=[q.query for q in queries])
         outcomes: list[QueryOutcome] = []
         for query in queries:
-            if self.out_of_time():
+            if self.out_of_time() and (outcomes or self.state.search_results):
                 break
             outcomes.append(await self.search.search(query.query, self.config.hits_per_query))
         new = self.state.with_search(outcomes)
