@@ -74,10 +74,11 @@ class Steering:
         for event in events:
             kind: Any
             if isinstance(event, Event):
-                kind, data = event.kind, event.data
+                kind, data, at = event.kind, event.data, event.step
             else:
-                kind, data = event.get("kind"), event.get("data") or {}
-            if step is not None and data.get("step") != step:
+                kind, data, at = event.get("kind"), event.get("data") or {}, event.get("step")
+            # The step is the event's own field (Trace.emit's `step=`), not a data key.
+            if step is not None and (at or data.get("step")) != step:
                 continue
             if kind == "guard_verdict" and data.get("stage") != "repair":
                 outputs += 1

@@ -23,6 +23,7 @@ from research_helpers import (
 from guardsearch import ResearchRun, run_research
 from guardsearch.core.budget import Budget
 from guardsearch.core.messages import ModelRequest
+from guardsearch.core.steering import Steering
 from guardsearch.corpus import CorpusIndex
 from guardsearch.loops.research import (
     AgentResponse,
@@ -541,3 +542,10 @@ async def test_an_error_run_takes_the_kernels_stop_reason(small_index: CorpusInd
     assert run.as_dict()["response"]["error"]["type"] == "budget_exceeded"
     invalid = await loop_for(research_model(), [CorpusProvider(small_index)]).run("  ")
     assert invalid.stop_reason == "invalid_request" and not invalid.succeeded
+
+
+async def test_the_run_trace_counts_the_synthesis_outputs(small_index: CorpusIndex) -> None:
+    # research_eval's repeat share reads these counts from run.trace.
+    run = await loop_for(research_model(), [CorpusProvider(small_index)]).run(QUESTION)
+    steering = Steering.from_events(run.trace.events, step="research-synthesize")
+    assert steering.outputs >= 1
