@@ -1,11 +1,13 @@
 """Code the model writes: read one Python module out of its answer and vet it by its AST.
 
 `parse_module` takes the model's text (bare code or a ``` fence), keeps the
-definitions (functions, imports, constants) and drops what would run on import
-(`if __name__ == "__main__":` blocks, example calls), and checks that the requested
+definitions (functions, classes, imports, constants) and drops what would run on
+import (`if __name__ == "__main__":` blocks, example calls and loops, `x = f(...)` with
+one of its own functions), and checks that the requested
 functions are there. `allowlist_problems` lists what the module may not do: import
 beyond `ALLOWED_IMPORTS`, touch a dunder attribute, or name `open`, `exec`, `eval`,
-`__import__` and the other ways out (`FORBIDDEN_NAMES`). Both raise or return
+`__import__`, operator's `attrgetter`/`methodcaller` and the other ways out
+(`FORBIDDEN_NAMES`, as a name, an attribute or an imported name). Both raise or return
 feedback the model can act on; neither runs any of the code (guards/sandbox.py does).
 """
 
@@ -18,12 +20,16 @@ from dataclasses import dataclass
 
 from guardsearch.core.errors import ParseError
 
-ALLOWED_IMPORTS = frozenset({"itertools", "math", "fractions", "functools", "collections"})
+ALLOWED_IMPORTS = frozenset(
+    {"itertools", "math", "fractions", "functools", "collections", "operator"}
+)
 FORBIDDEN_NAMES = frozenset(
     {
         "open", "exec", "eval", "compile", "__import__", "globals", "locals", "vars",
         "getattr", "setattr", "delattr", "input", "breakpoint", "memoryview", "help",
         "exit", "quit", "__builtins__", "__loader__", "__spec__",
+        # operator's ways to reach an attribute or method by a string (`__class__`)
+        "attrgetter", "methodcaller",
     }
 )  # fmt: skip
 MAX_SOURCE_CHARS = 20_000
@@ -45,13 +51,29 @@ def _candidates(text: str) -> list[str]:
     return ["\n\n".join(blocks)] if blocks else [text]
 
 
-def _keep(node: ast.stmt) -> bool:
-    """Definitions stay; statements that would run on import (main blocks, calls) go."""
-    if isinstance(node, ast.If):
-        test = node.test
-        return not (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name)
-                    and test.left.id == "__name__")  # fmt: skip
-    return not isinstance(node, ast.Expr) or isinstance(node.value, ast.Constant)
+_DEFINITIONS = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_IMPORTS_ONLY = (ast.Import, ast.ImportFrom, ast.Pass, ast.Assign)  # `try: import x ...`
+
+
+def _keep(node: ast.stmt, defined: frozenset[str]) -> bool:
+    """Definitions stay: imports, functions, classes, constants and the docstring.
+    What runs on import goes: main blocks, example calls, loops over examples, and
+    assignments that call one of the module's own functions (`result = f(example)`);
+    a `try` stays only when it guards imports."""
+    if isinstance(node, _DEFINITIONS):
+        return True
+    if isinstance(node, ast.Expr):
+        return isinstance(node.value, ast.Constant)
+    if isinstance(node, ast.Assign | ast.AnnAssign):
+        return not any(
+            isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in defined
+            for n in ast.walk(node)
+        )
+    if isinstance(node, ast.Try):
+        inner = [*node.body, *node.orelse, *node.finalbody,
+                 *(s for h in node.handlers for s in h.body)]  # fmt: skip
+        return all(isinstance(s, _IMPORTS_ONLY) for s in inner)
+    return False
 
 
 def parse_module(text: str, required: Sequence[str]) -> CodeModule:
@@ -72,7 +94,8 @@ def parse_module(text: str, required: Sequence[str]) -> CodeModule:
         ) from exc
     except (ValueError, RecursionError) as exc:
         raise ParseError(f"the code does not parse: {exc}") from exc
-    tree.body = [n for n in tree.body if _keep(n)]
+    own = frozenset(n.name for n in tree.body if isinstance(n, _DEFINITIONS[2:]))
+    tree.body = [n for n in tree.body if _keep(n, own)]
     defined = [n.name for n in tree.body if isinstance(n, ast.FunctionDef)]
     missing = [name for name in required if name not in defined]
     if missing:
@@ -98,6 +121,12 @@ def allowlist_problems(source: str, allowed: frozenset[str] = ALLOWED_IMPORTS) -
                 if isinstance(node, ast.Import)
                 else [node.module or "."]
             )
+            if isinstance(node, ast.ImportFrom):
+                problems += [
+                    f"{where}: {a.name!r} is not allowed (no I/O, no dynamic code)"
+                    for a in node.names
+                    if a.name in FORBIDDEN_NAMES
+                ]
             for name in names:
                 if name.split(".")[0] not in allowed or (
                     isinstance(node, ast.ImportFrom) and node.level
@@ -108,6 +137,8 @@ def allowlist_problems(source: str, allowed: frozenset[str] = ALLOWED_IMPORTS) -
                     )
         elif isinstance(node, ast.Attribute) and node.attr.startswith("__"):
             problems.append(f"{where}: dunder attribute {node.attr!r} is not allowed")
+        elif isinstance(node, ast.Attribute) and node.attr in FORBIDDEN_NAMES:
+            problems.append(f"{where}: {node.attr!r} is not allowed (no I/O, no dynamic code)")
         elif isinstance(node, ast.Name) and node.id in FORBIDDEN_NAMES:
             problems.append(f"{where}: {node.id!r} is not allowed (no I/O, no dynamic code)")
         elif isinstance(node, ast.Global | ast.Nonlocal):

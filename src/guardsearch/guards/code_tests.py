@@ -23,6 +23,7 @@ from guardsearch.guards.sandbox import CallOutcome, Limits, Sandbox
 
 Checker = Callable[[Any], "str | None"]
 MAX_FAILURES_SHOWN = 2
+EXAMPLES_SHOWN = 3  # right successors named in a failing test's `expected`
 
 
 @dataclass(frozen=True)
@@ -41,11 +42,19 @@ def successors_case(
     expected: set[Any],
     legal: Callable[[Any, Any], str | None],
     key: Callable[[Any], Any],
-    show: Callable[[Any], str] = repr,
+    show: Callable[[Any], str] | None = None,
 ) -> Case:
     """The generic successor test on a known `state`: soundness (every state returned is
     `legal` from it, by the domain's validator) and completeness (every state in
-    `expected`, compared by `key`, is among them)."""
+    `expected`, compared by `key`, is among them). The feedback shows states as Python
+    code would write them (`show`, default `show_value`: `(1, Fraction(2, 3))`), and
+    what is expected names a few right states."""
+
+    def shown(value: Any) -> str:
+        try:
+            return (show or show_value)(value)
+        except Exception:  # a value of a shape the domain cannot show
+            return show_value(value)
 
     def check(result: Any) -> str | None:
         if not isinstance(result, list | tuple):
@@ -54,15 +63,20 @@ def successors_case(
         for child in result:
             why = legal(state, child)
             if why is not None:
-                return f"{child!r} is not one move away ({why})"
+                return f"{shown(child)} is not one move away ({why})"
             produced.add(key(child))
         missing = sorted(expected - produced)
-        return (
-            f"{len(missing)} successors are missing, e.g. {show(missing[0])}" if missing else None
-        )
+        if not missing:
+            return None
+        return f"{len(missing)} successors are missing, e.g. {shown(missing[0])}"
 
+    examples = ", ".join(shown(s) for s in sorted(expected)[:EXAMPLES_SHOWN])
+    more = ", ..." if len(expected) > EXAMPLES_SHOWN else ""
     return Case(
-        "successors", (state,), check, f"a list of all {len(expected)} states one move away"
+        "successors",
+        (state,),
+        check,
+        f"a list of all {len(expected)} states one move away: {examples}{more}",
     )
 
 

@@ -13,7 +13,9 @@ Protocol (JSON Lines on stdin/stdout): the first line is `{"source": ...}`, answ
 then each line `{"fn": name, "args": [...]}` is answered by `{"ok": true, "value":
 ...}` or `{"ok": false, "error": ...}`.
 JSON arrays arrive as tuples, `{"$q": [n, d]}` is a Fraction; results travel back the
-same way (`{"$repr": ...}` for a value JSON cannot carry).
+same way (`{"$repr": ...}` for a value JSON cannot carry); a generator (or map, filter,
+zip, range) travels as the list of what it yields, so a function that yields its
+results is judged by them.
 """
 
 import builtins
@@ -24,6 +26,7 @@ import math
 import os
 import resource
 import sys
+import types
 from fractions import Fraction
 from typing import Any
 
@@ -33,6 +36,9 @@ BANNED = (
     "open", "exec", "eval", "compile", "globals", "locals", "vars", "getattr", "setattr",
     "delattr", "input", "breakpoint", "memoryview", "help", "exit", "quit",
 )  # fmt: skip
+
+
+LAZY = (types.GeneratorType, map, filter, zip, range)
 
 
 def decode(value: Any) -> Any:
@@ -58,6 +64,8 @@ def encode(value: Any, depth: int = 0) -> Any:
     if isinstance(value, Fraction):
         return {"$q": [value.numerator, value.denominator]}
     if isinstance(value, list | tuple | set | frozenset):
+        return [encode(v, depth + 1) for v in value]
+    if isinstance(value, LAZY):  # `yield` or map(...): what it yields, as a list
         return [encode(v, depth + 1) for v in value]
     if isinstance(value, dict) and all(isinstance(k, str) for k in value):
         return {k: encode(v, depth + 1) for k, v in value.items()}

@@ -125,3 +125,20 @@ def test_cli_solves_with_the_program_strategy(tmp_path: Path) -> None:
                                  "--model", spec, "--json"])  # fmt: skip
     payload = json.loads(result.stdout)
     assert payload["succeeded"] and payload["calls"] == 0
+
+
+async def test_a_failing_successor_test_names_right_states_as_python_writes_them() -> None:
+    # Seen on the 1.5B: "expected a list of all 17 states" gave nothing to aim at, and the
+    # wrong state came back as [Fraction(2, 1), ...] beside a call written with ints.
+    slices = SUCC.replace(
+        "rest = [state[k] for k in range(n) if k not in (i, j)]",
+        "rest = list(state[:i] + state[j + 1:])",
+    )
+    domain = game24_domain(parse_numbers("4 5 6 10"))
+    bad = await run_cases(slices, domain.function("successors").cases, Limits())
+    assert "successors((1, 1, 4, 6)) returned" in bad.feedback
+    assert "[6, 5] is not one move away" in bad.feedback
+    assert "expected a list of all 17 states one move away: (-5, 1, 4), (-3, 1, 6)" in bad.feedback
+    fraction = await run_cases(SUCC.replace("a / b", "a * b"), domain.function("successors").cases,
+                               Limits())  # fmt: skip
+    assert "successors are missing, e.g. (Fraction(1, 6), 1, 4)" in fraction.feedback

@@ -29,6 +29,8 @@ LOOSE = Limits(cpu_seconds=2, memory_mb=256, wall_seconds=4.0,
         ("def f(x):\n    return eval('1')", "'eval' is not allowed"),
         ("def f(x):\n    return __import__('os')", "'__import__' is not allowed"),
         ("def f(x):\n    return x.__class__.__bases__", "dunder attribute"),
+        ("from operator import attrgetter\ndef f(x):\n    return 1", "'attrgetter'"),
+        ("import operator\ndef f(x):\n    return operator.methodcaller('x')(x)", "'methodcaller'"),
     ],
 )
 def test_the_allowlist_names_what_it_refuses(source: str, why: str) -> None:
@@ -38,7 +40,8 @@ def test_the_allowlist_names_what_it_refuses(source: str, why: str) -> None:
 
 def test_allowed_imports_pass_the_allowlist() -> None:
     source = (
-        "import itertools\nfrom fractions import Fraction\nimport math\ndef f(x):\n    return x"
+        "import itertools\nfrom fractions import Fraction\nimport math\n"
+        "from operator import add, truediv\ndef f(x):\n    return x"
     )
     assert allowlist_problems(source) == []
 
@@ -55,6 +58,23 @@ def test_parse_keeps_definitions_and_drops_what_runs_on_import() -> None:
         parse_module(text, ["successors"])
     with pytest.raises(ParseError, match="does not parse"):
         parse_module("def f(:\n  pass", ["f"])
+
+
+def test_parse_drops_example_usage_that_would_run_on_import() -> None:
+    # Seen on the 1.5B: an example loop after the function made the module fail to load,
+    # so the verdict named the example, not the function.
+    text = (
+        "```python\nfrom fractions import Fraction\nOPS = ['+', '-']\n"
+        "try:\n    import math\nexcept ImportError:\n    math = None\n\n"
+        "def successors(state):\n    return [state[1:]]\n\n"
+        "# Example usage\nstate = (Fraction(2), Fraction(3))\nresult = successors(state)\n"
+        "for s in successors(state):\n    print(s)\nwhile False:\n    pass\n"
+        "try:\n    successors(state)\nexcept Exception:\n    pass\n```"
+    )
+    source = parse_module(text, ["successors"]).source
+    assert "OPS = " in source and "import math" in source and "state = (" in source
+    assert "result =" not in source and "for s in" not in source and "while" not in source
+    assert source.count("successors(") == 1  # the definition only
 
 
 async def _one(source: str, fn: str = "f", limits: Limits = LOOSE) -> object:
@@ -114,6 +134,14 @@ async def test_verdicts_name_the_input_what_was_expected_and_what_came_back() ->
     forbidden = await run_cases("import os\ndef double(x):\n    return 6", cases, FAST)
     assert forbidden.guard.endswith("forbidden") and not forbidden.passed
     assert (await run_cases("def double(x):\n    return 2 * x", cases, FAST)).passed
+
+
+async def test_a_function_that_yields_is_judged_by_what_it_yields() -> None:
+    cases = [Case("halves", (4,), lambda got: None if list(got) == [2, 1] else "wrong", "[2, 1]")]
+    yields = "def halves(x):\n    yield x // 2\n    yield x // 4"
+    assert (await run_cases(yields, cases, FAST)).passed
+    mapped = "def halves(x):\n    return map(lambda d: x // d, (2, 4))"
+    assert (await run_cases(mapped, cases, FAST)).passed
 
 
 async def test_generated_code_reaches_no_network_not_even_this_host() -> None:

@@ -102,13 +102,9 @@ def goal(state: Any) -> str | None:
     return None if key[0] == TARGET else f"{show(key[0])} is not 24"
 
 
-def _shown(state: Sequence[Fraction]) -> str:
-    return "(" + ", ".join(show(v) for v in state) + ")"
-
-
 def successor_case(state: State) -> Case:
     """Soundness and completeness of `successors` on `state`."""
-    return successors_case(state, successors(state), legal, state_key, _shown)
+    return successors_case(state, successors(state), legal, state_key)
 
 
 def goal_case(state: State) -> Case:
