@@ -80,6 +80,30 @@ def successors_case(
     )
 
 
+def values_case(
+    fn: str,
+    args: tuple[Any, ...],
+    expected: set[Any],
+    key: Callable[[Any], Any],
+    show: Callable[[Any], str] | None = None,
+) -> Case:
+    """The generic test of a function that lists values: `fn(*args)` returns a list
+    whose items, compared by `key`, are exactly `expected` (repeats allowed)."""
+    shown = show or show_value
+
+    def check(result: Any) -> str | None:
+        if not isinstance(result, list | tuple):
+            return "it must return a list"
+        got = {key(v) for v in result}
+        extra, missing = sorted(got - expected), sorted(expected - got)
+        if extra:
+            return f"{shown(extra[0])} should not be there"
+        return f"{shown(missing[0])} is missing" if missing else None
+
+    listed = ", ".join(shown(v) for v in sorted(expected))
+    return Case(fn, args, check, f"a list of exactly these {len(expected)} values: {listed}")
+
+
 def goal_test_case(args: tuple[Any, ...], want: bool, why: str = "") -> Case:
     """The generic goal test: `is_goal(*args)` must return exactly `want` (a bool)."""
 

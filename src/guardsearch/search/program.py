@@ -17,13 +17,14 @@ validator (`legal`, `goal`) for search-time checks. Nothing here knows the domai
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from guardsearch.core.context import Context
 from guardsearch.core.digest import stable_digest
+from guardsearch.core.errors import ConfigError
 from guardsearch.core.messages import CallInfo
 from guardsearch.guards.code import CodeModule, parse_module
 from guardsearch.guards.code_tests import Case, CodeGuard
@@ -40,19 +41,24 @@ BARE_RETRY = "The function failed the tests. Try again."
 @dataclass(frozen=True, kw_only=True)
 class FunctionSpec:
     """One function the model writes: its `signature` line, what it must do (`doc`),
-    and the domain's tests for it (`cases`)."""
+    and the domain's tests for it (`cases`). `uses` names functions of the domain
+    written (and accepted) before this one that it may call: the prompt shows their
+    signatures and docs, and their accepted code goes with this function's code into
+    its tests and its search (a decomposition: two small functions instead of one)."""
 
     name: str
     signature: str
     doc: str
     cases: tuple[Case, ...]
+    uses: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)
 class ProgramDomain:
     """What a domain tells the program strategy; see the module docstring.
 
-    `functions` must name `is_goal(state)` and `successors(state)`. `legal(parent,
+    `functions` must name `is_goal(state)` and `successors(state)`, after any function
+    they use (`FunctionSpec.uses`), in the order they are written. `legal(parent,
     child)` and `goal(state)` are the domain's validator (None = fine, else why not);
     `key` makes states comparable for dedup; `describe(path)` turns the states of a
     solution path into (space state, text) per step after the root; `cases_for(fn,
@@ -89,7 +95,13 @@ def domain_version(rules: str, state: str, functions: Sequence[FunctionSpec]) ->
             rules,
             state,
             [
-                (f.name, f.signature, f.doc, [(repr(c.args), c.expected) for c in f.cases])
+                (
+                    f.name,
+                    f.signature,
+                    f.doc,
+                    [(repr(c.args), c.expected) for c in f.cases],
+                    list(f.uses),
+                )
                 for f in functions
             ],
         ]
@@ -121,15 +133,31 @@ class Written:
 PROGRAM_PROMPT = "program_function"
 
 
+def with_given(module: CodeModule, given: Mapping[str, str]) -> CodeModule:
+    """`module` after the accepted code of the functions it may call (`given`, name ->
+    source): one module that runs alone. A function the answer defines again wins."""
+    if not given:
+        return module
+    source = "\n\n".join([*given.values(), module.source])
+    return CodeModule(source=source, functions=tuple(dict.fromkeys([*given, *module.functions])))
+
+
 def function_step(
-    domain: ProgramDomain, spec: FunctionSpec, limits: Limits, *, max_tokens: int = 700
+    domain: ProgramDomain,
+    spec: FunctionSpec,
+    limits: Limits,
+    *,
+    max_tokens: int = 700,
+    given: Mapping[str, str] | None = None,
 ) -> Step:
-    """The guarded step that writes `spec`: parse one module, then run its tests."""
+    """The guarded step that writes `spec`: parse one module (joined to the accepted
+    code of the functions it uses, `given`), then run its tests."""
+    before = dict(given or {})
     return Step(
         name=f"write_{spec.name}",
         prompt=PromptTemplate.packaged(PROGRAM_PROMPT),
         guard=CodeGuard(spec.cases, limits, name=f"tests_{spec.name}"),
-        parser=lambda text: parse_module(text, [spec.name]),
+        parser=lambda text: with_given(parse_module(text, [spec.name]), before),
         max_tokens=max_tokens,
         schedule=[0.0, 0.7, 1.0],
         role="code",  # a model ladder may write code with its stronger model
@@ -142,6 +170,7 @@ def _variables(domain: ProgramDomain, spec: FunctionSpec, limits: Limits) -> dic
         "state": domain.state,
         "signature": spec.signature,
         "doc": spec.doc,
+        "uses": [(u.signature, u.doc) for u in (domain.function(n) for n in spec.uses)],
         "allowed": ", ".join(sorted(limits.allowed)),
     }
 
@@ -159,14 +188,19 @@ async def write_function(
     hints: Sequence[str] = (),
     failures: Sequence[str] = (),
     seen: dict[str, Attempt] | None = None,
+    given: Mapping[str, str] | None = None,
 ) -> Written:
     """Ask for `spec` until its tests pass: `samples` independent samples, then up to
     `retries` retries that carry the best failing sample's feedback (or, without
     `feedback`, only "try again"). `hints` (faults found at search time) start the
     context's feedback channel; `failures` (summaries of earlier rounds that ran out of
     retries: a backtrack) its backtrack channel. `seen` holds the outputs already judged
-    (shared across rounds: a repeat is not judged again). Budget errors propagate."""
-    step = function_step(domain, spec, limits)
+    (shared across rounds: a repeat is not judged again). `given` holds the accepted
+    code of the functions `spec` uses (name -> source). Budget errors propagate."""
+    missing = [name for name in spec.uses if name not in (given or {})]
+    if missing:
+        raise ConfigError(f"{spec.name}() uses {', '.join(missing)}, which is not written yet")
+    step = function_step(domain, spec, limits, given={n: (given or {})[n] for n in spec.uses})
     base = Context(
         objective=f"Write the Python function {spec.name}() for a {domain.name} search program.",
         window=3,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_program_strategy import GOAL, SUCC, fenced
+from test_program_strategy import COMBINE, GOAL, SUCC, fenced
 
 from guardsearch import ScriptedModel, Trace
 from guardsearch.apps.game24 import solve_game24
@@ -23,13 +23,15 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 async def test_a_round_out_of_retries_backtracks_with_its_failure_summary() -> None:
-    model = ScriptedModel([fenced(WRONG), fenced(ALSO_WRONG), fenced(GOAL), fenced(SUCC)])
+    model = ScriptedModel(
+        [fenced(WRONG), fenced(ALSO_WRONG), fenced(GOAL), fenced(COMBINE), fenced(SUCC)]
+    )
     trace = Trace()
     result = await solve_game24(
         "4 5 6 10", strategy="program", model=model, samples=1, retries=1, backtracks=1,
         cache=False, trace=trace,
     )  # fmt: skip
-    assert result["succeeded"] and result["calls"] == 4
+    assert result["succeeded"] and result["calls"] == 5
     retry = model.requests[1].messages[0].content
     assert "## Your previous output for this step was rejected" in retry
     assert "Downstream failures" not in retry  # the first round: feedback at the same level
@@ -67,7 +69,9 @@ async def test_the_budget_bounds_the_rounds_too() -> None:
 
 
 async def test_without_feedback_the_backtrack_carries_no_test_verdict() -> None:
-    model = ScriptedModel([fenced(WRONG), fenced(ALSO_WRONG), fenced(GOAL), fenced(SUCC)])
+    model = ScriptedModel(
+        [fenced(WRONG), fenced(ALSO_WRONG), fenced(GOAL), fenced(COMBINE), fenced(SUCC)]
+    )
     result = await solve_game24(
         "4 5 6 10", strategy="program", model=model, samples=1, retries=1, backtracks=1,
         feedback=False, cache=False,

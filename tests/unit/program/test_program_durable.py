@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_program_strategy import CHEATS_ON_TEN, GOAL, SUCC, fenced
+from test_program_strategy import CHEATS_ON_TEN, COMBINE, GOAL, SUCC, fenced
 
 from guardsearch import ScriptedModel, Trace
 from guardsearch.apps.game24 import check_answer, parse_numbers
@@ -47,12 +47,13 @@ async def test_a_run_killed_after_the_code_was_accepted_resumes_without_the_mode
         raise Killed
 
     monkeypatch.setattr(strategy, "run_program", killed)  # dies as the search starts
-    writer = ScriptedModel([fenced(GOAL), fenced(SUCC)])
+    writer = ScriptedModel([fenced(GOAL), fenced(COMBINE), fenced(SUCC)])
     with pytest.raises(Killed):
         await execute_run(run, store, model=writer)
-    assert writer.calls == 2
+    assert writer.calls == 3
     saved = load_state(store.load_checkpoint(run))
-    assert saved is not None and set(saved.data["sources"]) == {"is_goal", "successors"}
+    assert saved is not None
+    assert set(saved.data["sources"]) == {"is_goal", "combine", "successors"}
     assert "def successors" in saved.data["sources"]["successors"]  # the code is in the store
 
     monkeypatch.undo()
@@ -62,7 +63,7 @@ async def test_a_run_killed_after_the_code_was_accepted_resumes_without_the_mode
     assert done.status == "succeeded" and nobody.calls == 0
     assert not trace.of_kind("model_call") and not trace.of_kind("guard_verdict")
     assert check_answer(parse_numbers("4 5 6 10"), done.result["answer"]) is None
-    assert done.result["calls"] == 2  # the first session's calls, not paid again
+    assert done.result["calls"] == 3  # the first session's calls, not paid again
 
 
 async def test_a_run_killed_after_a_search_time_fault_rewrites_only_that_function(
@@ -75,15 +76,17 @@ async def test_a_run_killed_after_a_search_time_fault_rewrites_only_that_functio
 
     async def counted(domain: Any, spec: Any, *args: Any, **kwargs: Any) -> Any:
         writes.append(spec.name)
-        if len(writes) == 3:
+        if len(writes) == 4:
             raise Killed  # dies as the faulty function is written again
         return await real(domain, spec, *args, **kwargs)
 
     monkeypatch.setattr(strategy, "write_function", counted)
     with pytest.raises(Killed):
-        await execute_run(run, store, model=ScriptedModel([fenced(GOAL), fenced(CHEATS_ON_TEN)]))
+        await execute_run(
+            run, store, model=ScriptedModel([fenced(GOAL), fenced(COMBINE), fenced(CHEATS_ON_TEN)])
+        )
     saved = load_state(store.load_checkpoint(run))
-    assert saved is not None and list(saved.data["sources"]) == ["is_goal"]
+    assert saved is not None and list(saved.data["sources"]) == ["is_goal", "combine"]
     assert [f["fn"] for f in saved.data["faults"]] == ["successors"]
 
     monkeypatch.setattr(strategy, "write_function", real)

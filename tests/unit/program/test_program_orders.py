@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from test_blocks import GOAL as BLOCKS_GOAL
 from test_blocks import SUCC as BLOCKS_SUCC
-from test_program_strategy import GOAL, SUCC, fenced
+from test_program_strategy import COMBINE, GOAL, SUCC, fenced
 
 from guardsearch import ScriptedModel
 from guardsearch.apps.blocks import BlocksSpace, instance, replay
@@ -40,9 +40,9 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.mark.parametrize("order", SEARCH_ORDERS)
 async def test_every_order_solves_the_game_of_24_with_right_code(order: str) -> None:
-    model = ScriptedModel([fenced(GOAL), fenced(SUCC)])
+    model = ScriptedModel([fenced(GOAL), fenced(COMBINE), fenced(SUCC)])
     result = await solve_game24("4 5 6 10", strategy="program", model=model, search=order)
-    assert result["succeeded"] and result["calls"] == 2
+    assert result["succeeded"] and result["calls"] == 3
     assert check_answer(parse_numbers("4 5 6 10"), result["answer"]) is None
 
 
@@ -59,13 +59,13 @@ async def test_every_order_solves_blocks_and_the_plan_replays(order: str) -> Non
 
 @pytest.mark.parametrize("order", SEARCH_ORDERS)
 async def test_every_order_catches_a_fault_mid_search_and_has_it_rewritten(order: str) -> None:
-    model = ScriptedModel([fenced(GOAL), fenced(CHEATS_MID_SEARCH), fenced(SUCC)])
+    model = ScriptedModel([fenced(GOAL), fenced(COMBINE), fenced(CHEATS_MID_SEARCH), fenced(SUCC)])
     result = await solve_game24(
         "4 5 6 10", strategy="program", model=model, search=order, cache=False
     )
-    assert result["succeeded"] and result["calls"] == 3
+    assert result["succeeded"] and result["calls"] == 4
     assert check_answer(parse_numbers("4 5 6 10"), result["answer"]) is None
-    rewrite = "\n".join(m.content for m in model.requests[2].messages)
+    rewrite = "\n".join(m.content for m in model.requests[3].messages)
     assert "At search time" in rewrite and "not a legal move" in rewrite
 
 
@@ -106,7 +106,7 @@ def test_the_heuristics_read_the_state_alone() -> None:
 
 
 async def test_a_bad_search_order_or_astar_without_heuristic_is_refused() -> None:
-    model = ScriptedModel([fenced(GOAL), fenced(SUCC)])
+    model = ScriptedModel([fenced(GOAL), fenced(COMBINE), fenced(SUCC)])
     with pytest.raises(ConfigError, match="search must be one of"):
         await solve_game24("4 5 6 10", strategy="program", model=model, search="idastar")
     domain = game24_domain(parse_numbers("4 5 6 10"))

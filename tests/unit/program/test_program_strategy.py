@@ -14,11 +14,22 @@ from guardsearch import ScriptedModel
 from guardsearch.apps.game24 import check_answer, parse_numbers, solve_game24
 from guardsearch.apps.game24.program import game24_domain, successors, training_states
 from guardsearch.cli import app
+from guardsearch.core.errors import ConfigError
 from guardsearch.guards.code_tests import run_cases
 from guardsearch.guards.sandbox import Limits
-from guardsearch.search.program import BARE_RETRY
+from guardsearch.models.metered import Metered
+from guardsearch.search.program import BARE_RETRY, write_function
 
 GOAL = "def is_goal(state):\n    return len(state) == 1 and state[0] == 24\n"
+COMBINE = """
+def combine(a, b):
+    out = [a + b, a - b, b - a, a * b]
+    if b != 0:
+        out.append(a / b)
+    if a != 0:
+        out.append(b / a)
+    return out
+"""
 SUCC = """
 def successors(state):
     out = []
@@ -65,32 +76,34 @@ async def test_the_domain_tests_accept_right_code_and_catch_division_by_zero() -
 
 
 async def test_independent_samples_then_a_solution_and_a_free_second_puzzle() -> None:
-    model = ScriptedModel([fenced(GOAL), fenced(NO_ZERO_CHECK), fenced(SUCC)])
+    model = ScriptedModel([fenced(GOAL), fenced(COMBINE), fenced(NO_ZERO_CHECK), fenced(SUCC)])
     first = await solve_game24("4 5 6 10", strategy="program", model=model)
-    assert first["succeeded"] and first["calls"] == 3
+    assert first["succeeded"] and first["calls"] == 4
     assert check_answer(parse_numbers("4 5 6 10"), first["answer"]) is None
     again = await solve_game24("1 1 4 6", strategy="program", model=model)
     assert again["succeeded"] and again["calls"] == 0
 
 
 async def test_a_search_time_fault_sends_the_function_back_with_the_state() -> None:
-    model = ScriptedModel([fenced(GOAL), fenced(CHEATS_ON_TEN), fenced(SUCC)])
+    model = ScriptedModel([fenced(GOAL), fenced(COMBINE), fenced(CHEATS_ON_TEN), fenced(SUCC)])
     result = await solve_game24("4 5 6 10", strategy="program", model=model)
-    assert result["succeeded"] and result["calls"] == 3
-    rewrite = model.requests[2].messages[0].content
+    assert result["succeeded"] and result["calls"] == 4
+    rewrite = model.requests[3].messages[0].content
     assert "At search time" in rewrite and "not a legal move" in rewrite
 
 
 async def test_feedback_off_retries_say_only_try_again() -> None:
     wrong = "def is_goal(state):\n    return True\n"
-    model = ScriptedModel([fenced(wrong), fenced(wrong), fenced(GOAL), fenced(SUCC)])
+    model = ScriptedModel(
+        [fenced(wrong), fenced(wrong), fenced(GOAL), fenced(COMBINE), fenced(SUCC)]
+    )
     result = await solve_game24(
         "4 5 6 10", strategy="program", model=model, samples=1, feedback=False
     )
     assert result["succeeded"]
     retry = "\n".join(m.content for m in model.requests[1].messages)
     assert BARE_RETRY in retry and "is_goal((23,))" not in retry
-    with_feedback = ScriptedModel([fenced(wrong), fenced(GOAL), fenced(SUCC)])
+    with_feedback = ScriptedModel([fenced(wrong), fenced(GOAL), fenced(COMBINE), fenced(SUCC)])
     await solve_game24("4 5 6 10", strategy="program", model=with_feedback, samples=1,
                        cache=False)  # fmt: skip
     said = "\n".join(m.content for m in with_feedback.requests[1].messages)
@@ -114,13 +127,13 @@ def test_the_validator_knows_every_legal_step() -> None:
 
 def test_cli_solves_with_the_program_strategy(tmp_path: Path) -> None:
     answers = tmp_path / "answers.json"
-    answers.write_text(json.dumps([fenced(GOAL), fenced(SUCC)]))
+    answers.write_text(json.dumps([fenced(GOAL), fenced(COMBINE), fenced(SUCC)]))
     spec = f"scripted:{answers}"
     runner = CliRunner()
     args = ["solve", "game24", "4 5 6 10", "--strategy", "program", "--model", spec, "--json"]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout)["calls"] == 2
+    assert json.loads(result.stdout)["calls"] == 3
     result = runner.invoke(app, ["solve", "game24", "3 3 8 8", "--strategy", "program",
                                  "--model", spec, "--json"])  # fmt: skip
     payload = json.loads(result.stdout)
@@ -142,3 +155,41 @@ async def test_a_failing_successor_test_names_right_states_as_python_writes_them
     fraction = await run_cases(SUCC.replace("a / b", "a * b"), domain.function("successors").cases,
                                Limits())  # fmt: skip
     assert "successors are missing, e.g. (Fraction(1, 6), 1, 4)" in fraction.feedback
+
+
+CALLS_COMBINE = """
+def successors(state):
+    out = []
+    for i in range(len(state)):
+        for j in range(i + 1, len(state)):
+            rest = tuple(v for k, v in enumerate(state) if k not in (i, j))
+            out.extend(rest + (r,) for r in combine(state[i], state[j]))
+    return out
+"""
+
+
+async def test_successors_is_written_over_the_accepted_combine() -> None:
+    # The decomposition: combine(a, b) first, under its own tests; then successors,
+    # whose prompt shows combine as written and whose tests run with its accepted code.
+    no_zero_check = "def combine(a, b):\n    return [a + b, a - b, b - a, a * b, a / b, b / a]\n"
+    model = ScriptedModel(
+        [fenced(GOAL), fenced(no_zero_check), fenced(COMBINE), fenced(CALLS_COMBINE)]
+    )
+    result = await solve_game24(
+        "4 5 6 10", strategy="program", model=model, cache=False, samples=1
+    )
+    assert result["succeeded"] and result["calls"] == 4
+    assert check_answer(parse_numbers("4 5 6 10"), result["answer"]) is None
+    combine_prompt = "\n".join(m.content for m in model.requests[2].messages)
+    assert "combine(0, 4) raised ZeroDivisionError" in combine_prompt
+    succ_prompt = model.requests[3].messages[-1].content
+    assert "already written; call it, do not write it again" in succ_prompt
+    assert "def combine(a, b):" in succ_prompt and "def successors(state):" in succ_prompt
+
+
+async def test_a_function_cannot_be_written_before_what_it_uses() -> None:
+    domain = game24_domain(parse_numbers("4 5 6 10"))
+    with pytest.raises(ConfigError, match="uses combine"):
+        await write_function(
+            domain, domain.function("successors"), Metered(ScriptedModel([])), limits=Limits()
+        )

@@ -20,7 +20,7 @@ from typing import Any
 from guardsearch.apps.game24.arith import TARGET, Item, StepError, apply_step, calc, show
 from guardsearch.apps.game24.solve import puzzles
 from guardsearch.apps.game24.space import _line, _state
-from guardsearch.guards.code_tests import Case, goal_test_case, successors_case
+from guardsearch.guards.code_tests import Case, goal_test_case, successors_case, values_case
 from guardsearch.search.program import FunctionSpec, ProgramDomain, domain_version
 
 TRAINING_ROWS = 900
@@ -41,11 +41,14 @@ IS_GOAL = (
     "Return True when the state is won: exactly one number is left and it equals 24. "
     "Otherwise return False."
 )
+COMBINE = (
+    "Return the list of every number one step can make from the numbers a and b: a + b, "
+    "a - b, b - a, a * b, a / b (only if b != 0) and b / a (only if a != 0)."
+)
 SUCCESSORS = (
-    "Return a list of all states one step away: for every pair of positions i < j, with "
-    "a = state[i] and b = state[j], and for each of a + b, a - b, b - a, a * b, a / b "
-    "(only if b != 0) and b / a (only if a != 0), the tuple of the other numbers with "
-    "the result added. Use exact Fraction arithmetic."
+    "Return a list of all states one step away: for every pair of positions i < j, and "
+    "for each number r in combine(state[i], state[j]), the tuple of the numbers at all "
+    "the other positions (in order) followed by r."
 )
 
 
@@ -105,6 +108,34 @@ def goal(state: Any) -> str | None:
 def successor_case(state: State) -> Case:
     """Soundness and completeness of `successors` on `state`."""
     return successors_case(state, successors(state), legal, state_key)
+
+
+def results(a: Fraction, b: Fraction) -> set[Fraction]:
+    """Every number one step makes from `a` and `b` (the validator's own)."""
+    out: set[Fraction] = set()
+    for x, y in ((a, b), (b, a)):
+        for op in STEP_OPS:
+            try:
+                out.add(calc(x, op, y))
+            except StepError:
+                continue
+    return out
+
+
+def combine_case(a: Fraction, b: Fraction) -> Case:
+    """`combine(a, b)` lists exactly the numbers one step makes from a and b."""
+    return values_case("combine", (a, b), results(a, b), as_number)
+
+
+def training_pairs() -> tuple[tuple[Fraction, Fraction], ...]:
+    """Pairs of numbers for `combine`'s tests, from the training states: two whole
+    numbers, a 0 (either side), a fraction and a negative number."""
+    states = training_states()
+    first, zero, fraction, two = states[0], states[3], states[4], states[5]
+    return (
+        (first[0], first[2]), (first[3], first[2]), (zero[0], zero[1]), (zero[2], zero[0]),
+        (fraction[0], fraction[1]), (two[0], two[1]),
+    )  # fmt: skip
 
 
 def goal_case(state: State) -> Case:
@@ -192,10 +223,17 @@ def game24_domain(numbers: Sequence[Fraction]) -> ProgramDomain:
             cases=tuple(goal_case(s) for s in goal_states()),
         ),
         FunctionSpec(
+            name="combine",
+            signature="def combine(a, b):",
+            doc=COMBINE,
+            cases=tuple(combine_case(a, b) for a, b in training_pairs()),
+        ),
+        FunctionSpec(
             name="successors",
             signature="def successors(state):",
             doc=SUCCESSORS,
             cases=tuple(successor_case(s) for s in training_states()),
+            uses=("combine",),
         ),
     )
     version = domain_version(RULES, STATE, functions)

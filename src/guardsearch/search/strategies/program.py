@@ -163,6 +163,9 @@ class Program:
             {"fn": fault.fn, "feedback": fault.feedback, "state": encode(fault.state)}
         )
         sources.pop(fault.fn, None)
+        for spec in domain.functions:  # what uses a function written again goes too
+            if fault.fn in spec.uses:
+                sources.pop(spec.name, None)
         self._saved(engine, options, domain)
         return "all_pruned" if len(data["faults"]) > options.rewrites else None
 
@@ -195,6 +198,7 @@ class Program:
                 hints=hints,
                 failures=failures,
                 seen=seen,
+                given={name: data["sources"][name] for name in spec.uses},
             )
             data["write_calls"] += written.calls
             engine.trace.emit(
