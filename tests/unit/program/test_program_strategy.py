@@ -175,9 +175,7 @@ async def test_successors_is_written_over_the_accepted_combine() -> None:
     model = ScriptedModel(
         [fenced(GOAL), fenced(no_zero_check), fenced(COMBINE), fenced(CALLS_COMBINE)]
     )
-    result = await solve_game24(
-        "4 5 6 10", strategy="program", model=model, cache=False, samples=1
-    )
+    result = await solve_game24("4 5 6 10", strategy="program", model=model, cache=False, samples=1)
     assert result["succeeded"] and result["calls"] == 4
     assert check_answer(parse_numbers("4 5 6 10"), result["answer"]) is None
     combine_prompt = "\n".join(m.content for m in model.requests[2].messages)
