@@ -9,17 +9,48 @@ of `--calls` model calls, and writes one JSON and one compressed trace per run i
 `--out`, then `summary.md`: per seed, whether an accepted program came within the
 budget, the calls it took, and the puzzles of `--rows` it solved, paired by seed (what
 guard feedback is worth). Runs that are already in `--out` are read, not run again.
+The runs take `--lock` (the team's one-model-at-a-time lock) themselves, a few runs per
+turn: the lock is let go before a run that could end after `--hold` seconds of holding
+it (a run spends at most `--calls` calls, estimated at `--call-seconds` each).
 """
 
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import shlex
 import subprocess
 import sys
+import time
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
+
+
+class Turns:
+    """The lock file `path`, taken for a turn of at most `hold` seconds: `before(cost)`
+    lets it go and takes it again when `cost` more seconds would overrun the turn."""
+
+    def __init__(self, path: str, hold: float) -> None:
+        self.path, self.hold = path, hold
+        self.handle: IO[str] | None = None
+        self.since = 0.0
+
+    def before(self, cost: float) -> None:
+        if not self.path:
+            return
+        if self.handle is not None and time.monotonic() - self.since + cost > self.hold:
+            self.release()
+        if self.handle is None:
+            self.handle = open(self.path, "a")  # noqa: SIM115 - held across runs
+            fcntl.flock(self.handle, fcntl.LOCK_EX)
+            self.since = time.monotonic()
+
+    def release(self) -> None:
+        if self.handle is not None:
+            fcntl.flock(self.handle, fcntl.LOCK_UN)
+            self.handle.close()
+            self.handle = None
 
 
 def seeds_of(text: str) -> list[int]:
@@ -29,14 +60,15 @@ def seeds_of(text: str) -> list[int]:
     return [int(x) for x in text.split(",")]
 
 
-def run_one(args: argparse.Namespace, seed: int, feedback: bool) -> dict[str, Any]:
+def run_one(args: argparse.Namespace, seed: int, feedback: bool, turns: Turns) -> dict[str, Any]:
     name = f"{args.domain}_s{seed}_{'feedback' if feedback else 'bare'}"
     out = Path(args.out) / f"{name}.json"
     if not out.exists():
+        turns.before(args.calls * args.call_seconds)
         command = [sys.executable, str(Path(__file__).with_name("program_bench.py")),
                    "--model", args.model, "--domain", args.domain, "--seed", str(seed),
                    "--calls", str(args.calls), "--rows", args.rows, "--out", str(out),
-                   "--trace", str(out.with_suffix(".jsonl.gz")), "--lock", args.lock]  # fmt: skip
+                   "--trace", str(out.with_suffix(".jsonl.gz")), "--lock", ""]  # fmt: skip
         if not feedback:
             command.append("--no-feedback")
         subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
@@ -85,14 +117,18 @@ def main() -> None:
     parser.add_argument("--rows", default="0:100")
     parser.add_argument("--out", default="benchmarks/results/program_seeds")
     parser.add_argument("--lock", default="/tmp/gs-model.lock", help="'' for no lock")
+    parser.add_argument("--hold", type=float, default=840.0, help="seconds per turn of the lock")
+    parser.add_argument("--call-seconds", type=float, default=25.0)
     args = parser.parse_args()
     Path(args.out).mkdir(parents=True, exist_ok=True)
     runs = {}
+    turns = Turns(args.lock, args.hold)
     for seed in seeds_of(args.seeds):
         for feedback in (True, False):
-            runs[(seed, feedback)] = run_one(args, seed, feedback)
+            runs[(seed, feedback)] = run_one(args, seed, feedback, turns)
             print(f"seed {seed} feedback={feedback}: solved {runs[(seed, feedback)]['solved']}",
                   file=sys.stderr)  # fmt: skip
+    turns.release()
     (Path(args.out) / "summary.md").write_text(summary(args, runs))
 
 
