@@ -94,7 +94,12 @@ def values_case(
     def check(result: Any) -> str | None:
         if not isinstance(result, list | tuple):
             return "it must return a list"
-        got = {key(v) for v in result}
+        got = set()
+        for value in result:
+            try:
+                got.add(key(value))
+            except Exception as exc:  # not a value at all (None for "no result")
+                return f"{shown(value)} should not be there ({exc})"
         extra, missing = sorted(got - expected), sorted(expected - got)
         if extra:
             return f"{shown(extra[0])} should not be there"

@@ -185,6 +185,19 @@ async def test_successors_is_written_over_the_accepted_combine() -> None:
     assert "def combine(a, b):" in succ_prompt and "def successors(state):" in succ_prompt
 
 
+async def test_a_combine_that_lists_none_for_no_result_is_told_so_plainly() -> None:
+    # Seen on the 1.5B: [a + b, ..., a / b if b != 0 else None] came back as "the result
+    # could not be checked (StepError: None is not a number)".
+    nones = (
+        "def combine(a, b):\n"
+        "    return [a + b, a - b, b - a, a * b, a / b if b else None, b / a if a else None]\n"
+    )
+    domain = game24_domain(parse_numbers("4 5 6 10"))
+    bad = await run_cases(nones, domain.function("combine").cases, Limits())
+    assert "combine(0, 4) returned [4, -4, 4, 0, 0, None]: None should not be there" in bad.feedback
+    assert "could not be checked" not in bad.feedback
+
+
 async def test_a_function_cannot_be_written_before_what_it_uses() -> None:
     domain = game24_domain(parse_numbers("4 5 6 10"))
     with pytest.raises(ConfigError, match="uses combine"):
