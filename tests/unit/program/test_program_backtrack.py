@@ -44,6 +44,11 @@ async def test_a_round_out_of_retries_backtracks_with_its_failure_summary() -> N
     assert event.step == "write_is_goal" and event.data["rule"] == "rmax exhausted at write_is_goal"
     rounds = [e.data["round"] for e in trace.of_kind("phase") if e.step == "write_is_goal"]
     assert rounds == [1, 2]
+    # the rejected round's phase event holds its best failing answer and verdict, so a
+    # trace shows the code that failed, not only that something did
+    [rejected] = [e for e in trace.of_kind("phase") if e.data["action"] == "program_rejected"]
+    code, verdict = rejected.data["best"]
+    assert "def is_goal" in code and "is_goal((23,)) returned True" in verdict
 
 
 async def test_backtracks_bound_the_rounds() -> None:

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from guardsearch import ScriptedModel
 from guardsearch.apps.game24 import check_answer, parse_numbers, solve_game24
-from guardsearch.apps.game24.program import game24_domain, successors, training_states
+from guardsearch.apps.game24.program import game24_domain, legal, successors, training_states
 from guardsearch.cli import app
 from guardsearch.core.errors import ConfigError
 from guardsearch.guards.code_tests import run_cases
@@ -196,6 +196,13 @@ async def test_a_combine_that_lists_none_for_no_result_is_told_so_plainly() -> N
     bad = await run_cases(nones, domain.function("combine").cases, Limits())
     assert "combine(0, 4) returned [4, -4, 4, 0, 0, None]: None should not be there" in bad.feedback
     assert "could not be checked" not in bad.feedback
+
+
+async def test_a_state_of_the_wrong_length_is_told_its_length_before_its_items() -> None:
+    # Seen on the 1.5B: [2, None, 4, 6] (the pair replaced in place) was told "None is
+    # not a number", not that a step leaves three numbers.
+    assert legal((1, 1, 4, 6), (2, None, 4, 6)) == "a step leaves 3 numbers, this has 4"
+    assert legal((1, 1, 4, 6), (2, None, 4)) == "None is not a number"
 
 
 async def test_a_function_cannot_be_written_before_what_it_uses() -> None:

@@ -83,12 +83,12 @@ def legal(parent: Sequence[Any], child: Any) -> str | None:
     """None when `child` is one legal step from `parent`, else why not."""
     if not isinstance(child, list | tuple):
         return "a state must be a tuple of numbers"
+    if len(child) != len(parent) - 1:  # the shape first: it says what to change
+        return f"a step leaves {len(parent) - 1} numbers, this has {len(child)}"
     try:
         key = state_key(child)
     except StepError as exc:
         return str(exc)
-    if len(key) != len(parent) - 1:
-        return f"a step leaves {len(parent) - 1} numbers, this has {len(key)}"
     if key not in successors(state_key(parent)):
         return "no single + - * / of two numbers left gives it"
     return None

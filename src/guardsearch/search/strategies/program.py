@@ -209,6 +209,8 @@ class Program:
                 round=level + 1,
                 feedback=list(written.feedback[-3:]),
                 source=written.module.source if written.module else None,
+                # the best failing answer and its verdict (what a backtrack summarises)
+                best=list(written.best) if written.module is None and written.best else None,
             )
             if written.module is not None or level == options.backtracks:
                 return written
