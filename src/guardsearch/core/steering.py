@@ -73,6 +73,7 @@ class Steering:
         outputs = repeats = repairs = prevented = 0
         for event in events:
             kind: Any
+            at: Any
             if isinstance(event, Event):
                 kind, data, at = event.kind, event.data, event.step
             else:
