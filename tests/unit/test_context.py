@@ -133,3 +133,12 @@ def test_an_empty_objective_is_a_config_error() -> None:
 def test_a_window_below_one_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="window"):
         Context(objective="o", window=0)
+
+
+def test_a_listed_verdict_keeps_its_fix() -> None:
+    # The fix follows the finding; cut at the output's 160 characters it was lost.
+    finding = "dead-end: if s4 (enable_feature_flag) fails, no path reaches the goal or the safe facts (lost {app_live}, no recovery step)"  # noqa: E501
+    fix = "Fix: add a recovery step disable_feature_flag after the main steps"
+    ctx = Context(objective="o").amend(tried=("x" * 400, f"rejected: {finding}. {fix}"))
+    assert fix in ctx.render()
+    assert "x" * 161 not in ctx.render()  # the output itself is still cut

@@ -22,6 +22,9 @@ from guardsearch.core.errors import ConfigError
 DEFAULT_WINDOW = 3
 TRIED_WINDOW = 5  # outputs already judged at this step that a retry prompt lists
 _TRIED_CHARS = 160
+# A verdict's fix comes after its finding ("dead-end: ... Fix: add a recovery step X and
+# set ..."): cut at 160 characters, the listed verdict lost the part the model can act on.
+_VERDICT_CHARS = 360
 _SUMMARY_CHARS = 600
 _LINE_CHARS = 120
 
@@ -79,7 +82,7 @@ class Context:
         if human_input is not None:
             ctx = replace(ctx, inputs=(*ctx.inputs, human_input))
         if tried is not None and tried[0].strip():
-            shown = (_one_line(tried[0], _TRIED_CHARS), _one_line(tried[1], _TRIED_CHARS))
+            shown = (_one_line(tried[0], _TRIED_CHARS), _one_line(tried[1], _VERDICT_CHARS))
             kept = tuple(t for t in ctx.tried if t[0] != shown[0])
             ctx = replace(ctx, tried=(*kept, shown)[-TRIED_WINDOW:])
         return ctx

@@ -198,16 +198,31 @@ class Engine:
             verdicts=tuple(dict.fromkeys(v.guard for v in failed)),
         )
 
+    def level_peers(self, node: Node) -> list[Node]:
+        """The other nodes of `node`'s level that were expanded already, oldest first,
+        when the space shares a level's history (`shares_level_history`: a pipeline,
+        whose nodes at one depth differ only in the outputs above them); else none."""
+        if not getattr(self.space, "shares_level_history", False):
+            return []
+        return [
+            n
+            for n in self.state.tree
+            if n.depth == node.depth and n.id != node.id and n.expansions > 0
+        ]
+
     def generation_context(self, node: Node, *, independent: bool = False) -> Context:
         """The context `node`'s children are generated from: its own, its retry feedback
-        and (the same channel) what its earlier children were, with their verdicts;
+        and (the same channel) what its earlier children were, with their verdicts —
+        and, in a space that shares a level's history, what the level answered on the
+        paths tried before (a plan rejected under the previous strategy, with its fix);
         for an `independent` sample (a consensus candidate), without those."""
         ctx = node.context
         for text in node.feedback:
             ctx = ctx.amend(feedback=text)
         if independent:
             return ctx
-        for child in self.state.tree.children(node.id):
+        earlier = [c for p in self.level_peers(node) for c in self.state.tree.children(p.id)]
+        for child in [*earlier, *self.state.tree.children(node.id)]:
             if child.verdict is None:
                 continue
             if child.viable:
@@ -236,9 +251,12 @@ class Engine:
         seed_shift: int = 0,
     ) -> tuple[int, float]:
         """(first seed offset, temperature) of `node`'s next expansion: by the schedule
-        for expansion `node.expansions + 1`, unless the strategy fixes either."""
+        for expansion `node.expansions + 1`, unless the strategy fixes either. In a space
+        that shares a level's history the count runs over the level: a node regenerated
+        under a new parent goes on from where its level was (a greedy first attempt there
+        would mostly give the answer its level already had judged)."""
         schedule = self.schedule_for(node)
-        attempt = node.expansions + 1
+        attempt = node.expansions + 1 + sum(p.expansions for p in self.level_peers(node))
         if seed_offset is None:
             seed_offset = schedule.seed_offset(attempt) * self.options.samples + seed_shift
         if temperature is None:

@@ -40,6 +40,10 @@ class StepSpace(BaseSpace):
     # One proposal per answer, whose value is the whole parsed output: the engine may
     # exclude the values a node's children already had from an enum that decides it.
     proposal_is_output: ClassVar[bool] = True
+    # The nodes of one depth run the same step on different upstream outputs: what that
+    # step answered under an earlier parent (and how far its schedule got) is the level's
+    # history, which a regeneration under a new parent goes on from.
+    shares_level_history: ClassVar[bool] = True
 
     objective: str | Context
     steps: Sequence[Step]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Container, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from guardsearch.core.budget import StepBudget
 from guardsearch.core.context import Context
@@ -179,6 +179,9 @@ class BaseSpace:
 
     depth_limit: int = 8
     default_budget: StepBudget = StepBudget()
+    # True: a node's expansions go on with its level's schedule and list what the level
+    # answered on other paths (Engine.sampling, Engine.generation_context).
+    shares_level_history: ClassVar[bool] = False
 
     def root(self) -> Root:
         raise NotImplementedError

@@ -121,6 +121,14 @@ def without_recovery(problem: PlanProblem) -> str:
     return json.dumps({"steps": steps})
 
 
+def recon_without_recovery(problem: PlanProblem) -> str:
+    """Recon listing only the good plan's main-line actions: a dead end's fix then names
+    an action recon did not list, so the plan guard cannot repair it by adding the
+    recovery step (the plan may use only recon's actions)."""
+    plan = Plan.model_validate(good_plan(problem))
+    return json.dumps({"actions": list(dict.fromkeys(s.action for s in plan.main_line()))})
+
+
 @dataclass
 class ByStep:
     """Answers per step from queues; an empty queue answers the step's good output."""

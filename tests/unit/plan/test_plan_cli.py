@@ -5,7 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from plan_helpers import PLAIN, RISKY, good_outputs, unsatisfiable, without_recovery
+from plan_helpers import (
+    PLAIN,
+    RISKY,
+    good_outputs,
+    recon_without_recovery,
+    unsatisfiable,
+    without_recovery,
+)
 from typer.testing import CliRunner
 
 from guardsearch.apps.plan import get_problem, problems
@@ -62,7 +69,7 @@ def test_plan_json_reports_backtracks_with_depth_and_reason(tmp_path: Path) -> N
     second = good_outputs(problem, take=2)
     answers = [
         good["analysis"],
-        good["recon"],
+        recon_without_recovery(problem),  # so the guard cannot add rollback_release itself
         good["strategy"],
         without_recovery(problem),  # dead-end: back to recon (depth 2)
         second["recon"],
@@ -189,7 +196,7 @@ def test_plain_output_prints_the_search_tree_summary(tmp_path: Path) -> None:
     second = good_outputs(problem, take=2)
     answers = [
         good["analysis"],
-        good["recon"],
+        recon_without_recovery(problem),  # so the guard cannot add rollback_release itself
         good["strategy"],
         without_recovery(problem),
         second["recon"],

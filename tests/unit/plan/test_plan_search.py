@@ -21,6 +21,7 @@ from plan_helpers import (
     good_plan,
     misstated,
     over_budget,
+    recon_without_recovery,
     step_of,
     unreachable,
     unsatisfiable,
@@ -76,7 +77,8 @@ async def test_row_retry_budget_not_positive_retries_the_plan() -> None:
 async def test_rows_medium_failures_backtrack_to_the_strategy(bad) -> None:  # type: ignore[no-untyped-def]
     problem = get_problem("bug-report-timezone")
     script = by_step(plan=[bad(problem)])
-    result = await run(script)
+    # Without the structural repairs, which would lower an over-budget plan's budgets.
+    result = await run(script, structural_repairs=False)
     assert result.succeeded
     assert script.calls == [*FULL, S, P]
     [back] = backtracks(result)
@@ -96,7 +98,10 @@ async def test_row_max_explorations_backtracks_to_the_strategy() -> None:
 
 async def test_row_dead_end_backtracks_to_recon() -> None:
     problem = get_problem(RISKY)
-    script = by_step(RISKY, plan=[without_recovery(problem)])
+    # recon left out rollback_release: the guard cannot add the recovery step itself.
+    script = by_step(
+        RISKY, recon=[recon_without_recovery(problem)], plan=[without_recovery(problem)]
+    )
     result = await run(script)
     assert result.succeeded
     assert script.calls == [*FULL, R, S, P]
@@ -157,7 +162,7 @@ async def test_blind_search_goes_up_one_level_even_for_a_formatting_error() -> N
 async def test_blind_search_goes_up_only_one_level_for_a_dead_end() -> None:
     problem = get_problem(RISKY)
     script = by_step(RISKY, plan=[without_recovery(problem)])
-    result = await run(script, "search-blind")
+    result = await run(script, "search-blind", structural_repairs=False)
     assert script.calls == [*FULL, S, P]
     assert result.succeeded
 
@@ -243,7 +248,7 @@ async def test_termination_all_pruned_when_the_heuristic_gives_up() -> None:
 
     problem = get_problem(RISKY)
     script = by_step(RISKY, plan=[without_recovery(problem)])
-    result = await run(script, heuristic=give_up_on_dead_ends)
+    result = await run(script, heuristic=give_up_on_dead_ends, structural_repairs=False)
     assert result.termination == "all_pruned"
     assert script.calls == FULL
 
@@ -285,7 +290,7 @@ async def test_an_upstream_step_that_repeats_itself_stays_within_its_retries() -
 async def test_backtracks_record_the_rule_row_that_decided_them() -> None:
     problem = get_problem(RISKY)
     script = by_step(RISKY, plan=[without_recovery(problem), unsatisfiable(problem)])
-    result = await run(script)
+    result = await run(script, structural_repairs=False)
     assert result.succeeded
     assert [(b["depth"], b["reason"], b["rule"]) for b in backtracks(result)] == [
         (2, "heuristic", "dead-end + no path -> fundamental structural problem"),
@@ -307,7 +312,9 @@ async def test_a_backtrack_amends_the_ancestor_with_the_failure_summary() -> Non
     problem = get_problem(RISKY)
     script = by_step(RISKY, plan=[without_recovery(problem)])
     model = script.model()
-    await plan_search(problem, pipeline="search", model=model, heuristic="rules")
+    await plan_search(
+        problem, pipeline="search", model=model, heuristic="rules", structural_repairs=False
+    )
     recon_again = model.requests[4]
     prompt = recon_again.messages[0].content
     assert "## Downstream failures of earlier attempts" in prompt

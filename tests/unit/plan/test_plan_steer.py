@@ -256,13 +256,94 @@ def allowed(pipeline: str) -> list[str]:
     return json.loads(good_outputs(problem)[R])["actions"]
 
 
+# -- structural repairs: a dead end's recovery step, retry budgets over R_max ----------------
+
+RISKY_MAIN = ("reproduce_crash", "add_null_check", "add_regression_test", "deploy_fix")
+
+
+async def test_a_dead_end_whose_recovery_is_a_later_main_step_is_linked_by_on_failure() -> None:
+    # The plan did the recovery action as a main-line step after the risky one (the
+    # strategy's order listed it): the fix is the on_failure link only, not a new step.
+    plan = plan_of(RISKY, *RISKY_MAIN, "rollback_release")
+    verdict = await verdict_of(RISKY, plan)
+    assert not verdict.passed and verdict.feedback.startswith("dead-end: if s4 (deploy_fix)")
+    assert "set the on_failure of s4 (deploy_fix) to s5 (rollback_release)" in verdict.feedback
+    assert verdict.patch == ({"op": "add", "path": "/steps/3/on_failure", "value": "s5"},)
+    assert (await verdict_of(RISKY, apply_patch(plan, verdict.patch))).passed
+
+
+async def test_a_dead_end_without_a_recovery_step_gets_one_added() -> None:
+    plan = plan_of(RISKY, *RISKY_MAIN)
+    verdict = await verdict_of(RISKY, plan)
+    assert verdict.patch is not None
+    repaired = apply_patch(plan, verdict.patch)
+    assert repaired["steps"][3]["on_failure"] == "s5"
+    assert repaired["steps"][4]["action"] == "rollback_release"
+    assert (await verdict_of(RISKY, repaired)).passed
+
+
+async def test_a_recovery_step_doing_the_wrong_thing_gets_the_right_action() -> None:
+    plan = plan_of(RISKY, *RISKY_MAIN, "reproduce_crash", s4="s5")
+    verdict = await verdict_of(RISKY, plan)
+    assert "make the recovery step s5 (reproduce_crash) do rollback_release" in verdict.feedback
+    assert verdict.patch is not None
+    assert (await verdict_of(RISKY, apply_patch(plan, verdict.patch))).passed
+
+
+async def test_retry_budgets_over_r_max_are_lowered() -> None:
+    problem = get_problem(PLAIN)
+    plan = json.loads(over_budget(problem))
+    verdict = await verdict_of(PLAIN, plan)
+    assert "exceeds R_max" in verdict.feedback and verdict.patch is not None
+    assert {op["op"] for op in verdict.patch} == {"replace"}
+    assert (await verdict_of(PLAIN, apply_patch(plan, verdict.patch))).passed
+
+
+async def test_without_structural_repairs_the_fix_is_feedback_only() -> None:
+    guard = plan_guard(get_problem(RISKY), structural_repairs=False)
+    artifact = Artifact(id="p", step="plan", text=json.dumps(plan_of(RISKY, *RISKY_MAIN)))
+    verdict = await guard.check(artifact, Context(objective="plan"))
+    assert verdict.feedback.startswith("dead-end") and verdict.patch is None
+
+
+async def test_a_search_repairs_a_dead_end_and_the_budget_it_then_exceeds_in_one_call() -> None:
+    # Budgets that fill R_max exactly: the added recovery step takes the total over it, and
+    # the repaired plan's own fix (lower a budget) is applied in the same chain.
+    problem = get_problem(RISKY)
+    plan = plan_of(RISKY, *RISKY_MAIN)
+    plan["steps"][0]["retry_budget"] = 2
+    plan["steps"][1]["retry_budget"] = 2
+    script = by_step(RISKY, plan=[json.dumps(plan)])
+    result = await plan_search(problem, pipeline="search", model=script.model())
+    assert result.succeeded and script.calls == FULL
+    applied = [e for e in result.trace.events if e.kind == "patch_applied"]
+    assert [e.data["passed"] for e in applied] == [False, True]
+    assert result.answer["steps"][3]["on_failure"] == "s5"
+    assert sum(s["retry_budget"] for s in result.answer["steps"]) <= problem.r_max
+    assert result.steering.repairs == 1
+
+
+async def test_a_repair_naming_an_action_recon_did_not_list_is_not_kept() -> None:
+    problem = get_problem(RISKY)
+    recon = {"actions": list(RISKY_MAIN)}
+    script = by_step(
+        RISKY, recon=[json.dumps(recon)], plan=[json.dumps(plan_of(RISKY, *RISKY_MAIN))]
+    )
+    result = await plan_search(problem, pipeline="search", model=script.model())
+    applied = [e for e in result.trace.events if e.kind == "patch_applied"]
+    assert applied and applied[0].data["passed"] is False  # rollback_release is not recon's
+    assert script.calls[:5] == [*FULL, R]  # so the fix goes back to recon, as before
+
+
 # -- the search goes where the fix can be made (FixHeuristic, the search's default) ---------
 
 
 async def test_a_dead_end_whose_recovery_recon_listed_retries_the_plan() -> None:
     problem = get_problem(RISKY)
     script = by_step(RISKY, plan=[without_recovery(problem)])
-    result = await plan_search(problem, pipeline="search", model=script.model())
+    result = await plan_search(
+        problem, pipeline="search", model=script.model(), structural_repairs=False
+    )
     assert result.succeeded and script.calls == [*FULL, P]
     assert backtracks(result) == []
 
@@ -281,7 +362,9 @@ async def test_a_fix_naming_an_action_recon_missed_goes_back_to_recon() -> None:
 async def test_a_missing_step_goes_back_to_the_strategy_and_over_budget_retries_the_plan() -> None:
     problem = get_problem(PLAIN)
     script = by_step(plan=[unsatisfiable(problem), over_budget(problem)])
-    result = await plan_search(problem, pipeline="search", model=script.model())
+    result = await plan_search(
+        problem, pipeline="search", model=script.model(), structural_repairs=False
+    )
     assert result.succeeded and script.calls == [*FULL, S, P, P]
     [back] = backtracks(result)
     assert (back["to"], back["rule"]) == (S, "a step missing or out of place -> strategy")
@@ -353,8 +436,25 @@ async def test_plan_attempts_follow_the_engines_schedule() -> None:
     result = await plan_search(problem, pipeline="search", model=model, temperature=0.0)
     assert result.succeeded
     # The plan retries once with the fix, then the same feedback sends the search back
-    # to the strategy, whose new node's plan starts its own schedule.
+    # to the strategy, whose new node's plan goes on with the plan level's schedule.
     assert script.calls == [*FULL, P, S, P]
     sampled = [(step_of(r), r.temperature, r.seed) for r in model.requests[3:]]
-    # The default Schedule per node: greedy first, then warmer with a fresh seed.
-    assert sampled == [(P, 0.0, 0), (P, 0.7, 1), (S, 0.7, 1), (P, 0.0, 0)]
+    # The default Schedule: greedy first, then warmer with a fresh seed; counted over a
+    # pipeline level, so the plan under the new strategy is attempt 3, not greedy again.
+    assert sampled == [(P, 0.0, 0), (P, 0.7, 1), (S, 0.7, 1), (P, 1.0, 2)]
+
+
+async def test_a_plan_under_a_new_strategy_sees_the_plans_rejected_under_the_old_one() -> None:
+    # On the committed run (plan_steer_run) the search sent feat-dark-mode's plan back to
+    # the strategy and the new plan node, greedy and knowing nothing of the old plan's
+    # fix, wrote the same dead end under each of three strategies.
+    problem = get_problem(PLAIN)
+    script = by_step(plan=[misstated(problem, 1), misstated(problem, 2)])
+    model = script.model()
+    await plan_search(problem, pipeline="search", model=model)
+    assert script.calls == [*FULL, P, S, P]
+    last = model.requests[-1].messages[0].content
+    assert "## Already answered at this step (give a different answer)" in last
+    feedback = "declared pre/effects differ from the action's"
+    assert last.count(feedback) == 2  # both plans of the first strategy, with the fix
+    assert model.requests[-1].temperature == 1.0

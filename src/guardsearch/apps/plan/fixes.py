@@ -24,18 +24,22 @@ from dataclasses import dataclass
 
 from guardsearch.apps.plan.plan_format import Plan, PlanStep
 from guardsearch.apps.plan.problems import Action, PlanProblem
+from guardsearch.apps.plan.repair import Patch, budget_patch, recovery_patch, swap_patch
 from guardsearch.apps.plan.traces import DeadEnd, Unmet, gives
 
 
 @dataclass(frozen=True)
 class Finding:
     """One problem of a plan, the change that removes it, and what that change needs
-    from earlier steps: actions to `include`, and (a, b) pairs meaning a before b."""
+    from earlier steps: actions to `include`, and (a, b) pairs meaning a before b.
+    `patch`: the fix as a JSON Patch, when it is one mechanical change to the plan's own
+    structure (repair.py)."""
 
     problem: str
     fix: str = ""
     include: tuple[str, ...] = ()
     before: tuple[tuple[str, str], ...] = ()
+    patch: Patch | None = None
 
     @property
     def feedback(self) -> str:
@@ -172,13 +176,19 @@ def budget_finding(problem: PlanProblem, plan: Plan) -> Finding:
         )
     excess = total - problem.r_max
     lowered: list[str] = []
+    budgets: dict[str, int] = {}
     for step in sorted(plan.steps, key=lambda s: -s.retry_budget):
         cut = min(excess, step.retry_budget - 1)
         if cut <= 0:
             break
         excess -= cut
         lowered.append(f"{step.id} ({step.action}) to {step.retry_budget - cut}")
-    return Finding(text, f"lower retry_budget of {', '.join(lowered)} (total {problem.r_max})")
+        budgets[step.id] = step.retry_budget - cut
+    return Finding(
+        text,
+        f"lower retry_budget of {', '.join(lowered)} (total {problem.r_max})",
+        patch=budget_patch(plan, budgets) if budgets else None,
+    )
 
 
 def dead_end_finding(problem: PlanProblem, plan: Plan, dead: DeadEnd) -> Finding:
@@ -214,12 +224,37 @@ def dead_end_finding(problem: PlanProblem, plan: Plan, dead: DeadEnd) -> Finding
         fix = (
             f"make the recovery step {current.id} ({current.action}) do {_describe(choice)} instead"
         )
+        return Finding(
+            text, fix, include=(choice.name,), patch=swap_patch(plan, current.id, choice)
+        )
+    # A later step already doing it only lacks the on_failure link: say just that.
+    taken = plan.recovery_ids()
+    ids = [s.id for s in plan.steps]
+    later = (
+        next(
+            (
+                s
+                for s in plan.steps[ids.index(dead.after) + 1 :]
+                if s.action == choice.name and s.id not in taken
+            ),
+            None,
+        )
+        if dead.after in ids
+        else None
+    )
+    if later is not None:
+        fix = (
+            f"set the on_failure of {dead.after} ({dead.action}) to {later.id} "
+            f"({later.action}), so that {later.id} runs only when {dead.after} fails"
+        )
     else:
         fix = (
             f"add a recovery step {_describe(choice)} after the main steps and set the "
             f"on_failure of {dead.after} ({dead.action}) to its id"
         )
-    return Finding(text, fix, include=(choice.name,))
+    return Finding(
+        text, fix, include=(choice.name,), patch=recovery_patch(plan, dead.after, choice)
+    )
 
 
 def order_finding(step: PlanStep, target: PlanStep) -> Finding:

@@ -63,10 +63,14 @@ class MinimalPlanGuard:
     """Structure: parseable, required fields, retry budgets > 0, a well-formed DAG.
 
     Steps that leave out `pre`/`effects` get their action's (`complete_plan`). With
-    `problem=None` (a free task) the known actions are the ones recon listed, if any."""
+    `problem=None` (a free task) the known actions are the ones recon listed, if any.
+    `structural_repairs=False` keeps the fixes of a dead end or an over-budget plan as
+    feedback only (no patch; the reorder repair stays): an ablation, and the way to see
+    the search route those failures."""
 
     problem: PlanProblem | None
     name: str = "plan-minimal"
+    structural_repairs: bool = True
     level: ClassVar[Level] = "minimal"
     _schema: SchemaGuard = field(init=False, repr=False)
 
@@ -99,7 +103,8 @@ class MinimalPlanGuard:
 
     def _repairable(self, verdict: GuardResult, plan: Plan) -> GuardResult:
         """`verdict` with the reorder repair attached when some order of the plan's own
-        steps meets every need (the step or search applies it and judges again)."""
+        steps meets every need (the step or search applies it and judges again); else the
+        fix its first finding carries (a recovery step, lower retry budgets), if any."""
         if verdict.passed:
             return verdict
         patch = reorder_patch(self.problem, plan)
@@ -158,12 +163,18 @@ class MinimalPlanGuard:
             for lv in LEVELS[: LEVELS.index(level) + 1]
         )
         texts = [p.feedback if isinstance(p, Finding) else p for p in problems]
+        # One finding's fix at a time: the engine judges the repaired plan again and takes
+        # the next finding's fix from that verdict (patches of two findings could clash).
+        patch = next((p.patch for p in problems if isinstance(p, Finding) and p.patch), None)
+        if not self.structural_repairs:
+            patch = None
         return GuardResult(
             passed=False,
             feedback="; ".join(texts),
             score=_SCORE[level],
             checks=checks,
             guard=self.name,
+            patch=patch,
         )
 
     def _pass(self) -> GuardResult:
@@ -281,11 +292,14 @@ def plan_guard(
     level: str = "expansive",
     *,
     max_explorations: int = MAX_EXPLORATIONS,
+    structural_repairs: bool = True,
 ) -> MinimalPlanGuard:
     """The plan guard at `level` (minimal, medium or expansive) for `problem`; a free
     task (`problem=None`) can only have the minimal one (ConfigError otherwise)."""
     if level == "expansive":
-        return ExpansivePlanGuard(problem, max_explorations=max_explorations)
+        return ExpansivePlanGuard(
+            problem, max_explorations=max_explorations, structural_repairs=structural_repairs
+        )
     if level in GUARDS:
-        return GUARDS[level](problem)
+        return GUARDS[level](problem, structural_repairs=structural_repairs)
     raise ConfigError(f"unknown guard level {level!r}; choose one of {', '.join(LEVELS)}")

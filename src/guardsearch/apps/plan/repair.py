@@ -1,4 +1,6 @@
-"""The reorder repair: a plan whose steps are right but out of order, put in order.
+"""Plan repairs: a plan whose steps are right but out of order, put in order; and the
+plan's own structure fixed where the guard's fix names exactly one change (a recovery
+step for a dead end, retry budgets over R_max).
 
 When some order of a plan's own steps runs every main-line step with its needs met
 (and names every `on_failure` step after the step that names it), the plan guards
@@ -12,6 +14,15 @@ order, whose needs already hold — finds an order whenever one exists, and move
 little as it can. Recovery steps go after the main line, in an order where every
 `on_failure` among them names a later one. With no problem (a free task) there are no
 known needs: only the recovery steps are moved.
+
+The structural repairs never choose which actions the plan takes towards its goal (that is
+the model's work, and in the search the upstream steps'): a dead end gets the recovery
+action that gives the lost safe facts back (`recovery_patch`: name a later step that
+already does it in `on_failure`, or add one after the main steps), a recovery step that
+does the wrong thing gets that action instead (`swap_patch`), and retry budgets over R_max
+are lowered (`budget_patch`). Each is a JSON Patch on the plan as the model wrote it; the
+engine judges the patched plan again and keeps it only when it passes (chaining at most
+`MAX_REPAIRS` fixes, so a recovery step added past R_max is then lowered).
 """
 
 from __future__ import annotations
@@ -19,7 +30,7 @@ from __future__ import annotations
 from typing import Any
 
 from guardsearch.apps.plan.plan_format import Plan
-from guardsearch.apps.plan.problems import PlanProblem
+from guardsearch.apps.plan.problems import Action, PlanProblem
 from guardsearch.apps.plan.traces import gives, needs
 
 Patch = tuple[dict[str, Any], ...]
@@ -98,3 +109,70 @@ def reorder_patch(problem: PlanProblem | None, plan: Plan) -> Patch | None:
     none would help."""
     order = reorder(problem, plan)
     return move_patch(order) if order is not None else None
+
+
+def fresh_id(plan: Plan) -> str:
+    """A step id the plan does not use yet: s<n> after its highest s<n>."""
+    taken = {s.id for s in plan.steps}
+    n = len(plan.steps) + 1
+    while f"s{n}" in taken:
+        n += 1
+    return f"s{n}"
+
+
+def _step_value(action: Action, ident: str) -> dict[str, Any]:
+    return {
+        "id": ident,
+        "action": action.name,
+        "pre": list(action.pre),
+        "effects": list(action.effects),
+        "retry_budget": 1,
+    }
+
+
+def recovery_patch(plan: Plan, risky: str, action: Action) -> Patch | None:
+    """Give step `risky` a recovery step doing `action`: a later step that already does it
+    and is nobody's recovery yet is named in `on_failure`; else a new step is added at the
+    end and named. None when `risky` is not a step of the plan."""
+    ids = [s.id for s in plan.steps]
+    if risky not in ids:
+        return None
+    at = ids.index(risky)
+    taken = plan.recovery_ids()
+    later = next(
+        (
+            i
+            for i in range(at + 1, len(plan.steps))
+            if plan.steps[i].action == action.name and plan.steps[i].id not in taken
+        ),
+        None,
+    )
+    if later is not None:
+        target, ops = plan.steps[later].id, []
+    else:
+        target = fresh_id(plan)
+        ops = [{"op": "add", "path": "/steps/-", "value": _step_value(action, target)}]
+    ops.append({"op": "add", "path": f"/steps/{at}/on_failure", "value": target})
+    return tuple(ops)
+
+
+def swap_patch(plan: Plan, recovery: str, action: Action) -> Patch | None:
+    """Make recovery step `recovery` do `action` instead (its needs and gifts with it)."""
+    ids = [s.id for s in plan.steps]
+    if recovery not in ids:
+        return None
+    at = ids.index(recovery)
+    return (
+        {"op": "add", "path": f"/steps/{at}/action", "value": action.name},
+        {"op": "add", "path": f"/steps/{at}/pre", "value": list(action.pre)},
+        {"op": "add", "path": f"/steps/{at}/effects", "value": list(action.effects)},
+    )
+
+
+def budget_patch(plan: Plan, lowered: dict[str, int]) -> Patch:
+    """Set the retry budgets of the steps in `lowered` (id -> new budget)."""
+    return tuple(
+        {"op": "replace", "path": f"/steps/{i}/retry_budget", "value": lowered[s.id]}
+        for i, s in enumerate(plan.steps)
+        if s.id in lowered
+    )

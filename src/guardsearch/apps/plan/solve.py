@@ -62,6 +62,7 @@ def plan_space(
     guard_level: str | None = None,
     window: int | None = None,
     max_explorations: int = MAX_EXPLORATIONS,
+    structural_repairs: bool = True,
 ) -> PlanSpace:
     """The space `pipeline` searches for `problem` (None: the free task `task`)."""
     if problem is None and not (task and task.strip()):
@@ -74,6 +75,7 @@ def plan_space(
         budgets=pipeline.budgets(),
         window=window,
         max_explorations=max_explorations,
+        structural_repairs=structural_repairs,
     )
 
 
@@ -89,10 +91,12 @@ async def plan_search(
     heuristic: str | Heuristic | None = None,
     window: int | None = None,
     max_explorations: int = MAX_EXPLORATIONS,
+    structural_repairs: bool = True,
     **options: Any,
 ) -> SearchResult:
     """Run `pipeline` on `problem` (None: the free task `task`); the SearchResult
-    (tree, trace, usage) for analysis."""
+    (tree, trace, usage) for analysis. `structural_repairs=False`: a dead end or an
+    over-budget plan gets feedback but no patch (guards.py)."""
     chosen = get_pipeline(pipeline)
     options.setdefault("temperature", DEFAULT_TEMPERATURE)
     space = plan_space(
@@ -102,6 +106,7 @@ async def plan_search(
         guard_level=guard_level,
         window=window,
         max_explorations=max_explorations,
+        structural_repairs=structural_repairs,
     )
     return await search(
         space,

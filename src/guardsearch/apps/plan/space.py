@@ -108,6 +108,7 @@ def plan_step(
     problem: PlanProblem | None,
     guard_level: str = "expansive",
     max_explorations: int = MAX_EXPLORATIONS,
+    structural_repairs: bool = True,
 ) -> Step:
     """One of the four guarded steps for `problem` (prompt file `plan_<name>.j2`), or for
     a free task (`problem=None`: `plan_free_<name>.j2`, the minimal plan guard only)."""
@@ -131,7 +132,12 @@ def plan_step(
             name=name,
             prompt=template,
             parser=partial(parse_plan, problem),
-            guard=plan_guard(problem, guard_level, max_explorations=max_explorations),
+            guard=plan_guard(
+                problem,
+                guard_level,
+                max_explorations=max_explorations,
+                structural_repairs=structural_repairs,
+            ),
             rmax=rmax,
             max_tokens=tokens,
         )
@@ -156,6 +162,7 @@ class PlanSpace(StepSpace):
         budgets: dict[str, StepBudget] | None = None,
         window: int | None = None,
         max_explorations: int = MAX_EXPLORATIONS,
+        structural_repairs: bool = True,
     ) -> PlanSpace:
         if problem is None:
             objective = Context(objective=free_objective(task or ""))
@@ -165,7 +172,10 @@ class PlanSpace(StepSpace):
             objective = dataclasses.replace(objective, window=window)
         return cls(
             objective=objective,
-            steps=[plan_step(s, problem, guard_level, max_explorations) for s in steps],
+            steps=[
+                plan_step(s, problem, guard_level, max_explorations, structural_repairs)
+                for s in steps
+            ],
             budgets={s: b for s, b in (budgets or SEARCH_BUDGETS).items() if s in steps},
             problem=problem,
         )
