@@ -70,31 +70,31 @@ def test_bench_plan_writes_the_report_with_curves_categories_and_plots(
     assert [p["success_rate"] for p in methods["single"]["curve"]] == [0.5, 1.0, 1.0, 1.0, 1.0]
     # full never goes back: the wrong plan's feedback fixes it in place (5 calls).
     assert [p["success_rate"] for p in methods["full"]["curve"]] == [0.0, 1.0, 1.0, 1.0, 1.0]
-    # search: a missing step -> strategy (6 calls); a dead end whose recovery action
-    # recon listed is repaired without a call (4 calls).
-    assert [p["success_rate"] for p in methods["search"]["curve"]] == [0.0, 0.5, 1.0, 1.0, 1.0]
+    # search: a missing step the strategy's order has -> the plan again, with the fix (5
+    # calls); a dead end whose recovery action recon listed is repaired (4 calls).
+    assert [p["success_rate"] for p in methods["search"]["curve"]] == [0.0, 1.0, 1.0, 1.0, 1.0]
     # blind: always one level up (6 calls); the repaired dead end needs no backtrack.
     assert [p["success_rate"] for p in methods["search-blind"]["curve"]] == [
         0.0, 0.5, 1.0, 1.0, 1.0,
     ]  # fmt: skip
-    assert methods["search"]["backtrack_rate"] == 0.5
+    assert methods["search"]["backtrack_rate"] == 0.0
     assert methods["full"]["backtrack_rate"] == 0.0
     assert any(d["method"] == "search" and d["vs"] == "search-blind" for d in payload["deltas"])
 
     card = json.loads((report / "plan_test.json").read_text())
     search_cats = card["categories"]["search"]
-    assert search_cats["bug_fix"]["backtrack_depths"] == {"1": 1}
-    assert search_cats["bug_fix"]["backtrack_steps"] == {"plan->strategy": 1}
+    assert search_cats["bug_fix"]["backtrack_depths"] == {}
+    assert search_cats["bug_fix"]["backtrack_steps"] == {}
     assert card["categories"]["search-blind"]["bug_fix"]["backtrack_depths"] == {"1": 1}
     markdown = (report / "plan_test.md").read_text()
     assert "## Pass rate vs budget" in markdown
     assert "## Per problem category (at the largest budget)" in markdown
     assert "## Heuristic vs blind DFS" in markdown
     assert "## Steering: repeats, repairs, failures prevented" in markdown
-    assert card["repeats"]["search"]["calls"] == 10  # 6 + 4: no answer repeated itself
+    assert card["repeats"]["search"]["calls"] == 9  # 5 + 4: no answer repeated itself
     assert card["repeats"]["search"]["repeats"] == 0
     assert card["repeats"]["search"]["repairs"] == 1
-    assert card["repeats"]["search"]["decisions"] == {"bug_fix": {"1": 1}}
+    assert card["repeats"]["search"]["decisions"] == {"bug_fix": {"0": 1}}
     assert card["repeats"]["full"]["decisions"] == {"bug_fix": {"0": 1}}
     for png in ("plan_test_budget.png", "plan_test_depths.png"):
         assert (report / png).stat().st_size > 1000

@@ -275,7 +275,7 @@ async def test_an_upstream_step_that_repeats_itself_stays_within_its_retries() -
     # The plan fails (back to the strategy); the strategy then repeats itself twice.
     script = by_step(strategy=[first, first, first], plan=[unsatisfiable(problem)])
     model = script.model()
-    result = await plan_search(problem, pipeline="search", model=model)
+    result = await plan_search(problem, pipeline="search", model=model, heuristic="rules")
     assert result.succeeded
     # strategy's rmax (2) spent on repeats, then one level up to recon, not to analysis.
     assert script.calls == [*FULL, S, S, R, S, P]
@@ -343,7 +343,7 @@ async def test_the_failure_window_keeps_the_latest_and_summarises_older_ones() -
     problem = get_problem("bug-report-timezone")
     script = by_step(plan=[unsatisfiable(problem)] * 3)
     model = script.model()
-    result = await plan_search(problem, pipeline="search", model=model, window=2)
+    result = await plan_search(problem, pipeline="search", model=model, window=2, heuristic="rules")
     assert result.succeeded
     strategy_prompts = [
         r.messages[0].content for r in model.requests if "(strategy)" in r.messages[0].content

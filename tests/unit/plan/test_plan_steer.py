@@ -27,10 +27,13 @@ from plan_helpers import (
 
 from guardsearch import Artifact, Context, ModelRequest, ScriptedModel
 from guardsearch.apps.plan import Plan, get_problem, plan_guard, plan_search
+from guardsearch.apps.plan.heuristic import FixHeuristic
 from guardsearch.apps.plan.plan_format import schema_actions
 from guardsearch.apps.plan.repair import move_patch, reorder, reorder_patch
 from guardsearch.apps.plan.report import backtracks
+from guardsearch.core.guard_result import GuardResult
 from guardsearch.guards.diff import apply_patch
+from guardsearch.search import Failure
 from guardsearch.steps.step import run_step
 
 FULL = [A, R, S, P]
@@ -189,7 +192,11 @@ async def test_the_backtrack_amendment_speaks_to_the_regenerated_step() -> None:
         seen.append(request.messages[0].content)
         return script(request)
 
-    result = await plan_search(problem, pipeline="search", model=ScriptedModel(model))
+    # The rule table sends it to the strategy (the fixes heuristic would retry the plan:
+    # the strategy's order already runs).
+    result = await plan_search(
+        problem, pipeline="search", model=ScriptedModel(model), heuristic="rules"
+    )
     assert result.succeeded
     regenerated = [s for s, step in zip(seen, script.calls, strict=True) if step == S][1]
     # The strategy is told in its own terms (actions, not the plan's step ids).
@@ -359,15 +366,40 @@ async def test_a_fix_naming_an_action_recon_missed_goes_back_to_recon() -> None:
     assert back["rule"] == "fix needs rollback_release, which recon did not list -> recon"
 
 
-async def test_a_missing_step_goes_back_to_the_strategy_and_over_budget_retries_the_plan() -> None:
+async def test_a_step_the_strategy_has_and_the_plan_left_out_retries_the_plan() -> None:
+    # The strategy's order runs and reaches the goal; the plan dropped its first step.
     problem = get_problem(PLAIN)
     script = by_step(plan=[unsatisfiable(problem), over_budget(problem)])
     result = await plan_search(
         problem, pipeline="search", model=script.model(), structural_repairs=False
     )
-    assert result.succeeded and script.calls == [*FULL, S, P, P]
-    [back] = backtracks(result)
-    assert (back["to"], back["rule"]) == (S, "a step missing or out of place -> strategy")
+    assert result.succeeded and script.calls == [*FULL, P, P]
+    assert backtracks(result) == []
+    rules = [e.data["rule"] for e in result.trace.events if e.kind == "note"]
+    assert rules[0] == "the strategy's order runs; the plan left it -> retry the plan"
+
+
+def test_a_missing_step_goes_back_to_the_strategy_when_its_order_does_not_run() -> None:
+    problem = get_problem(PLAIN)
+    heuristic = FixHeuristic(problem)
+    good = json.loads(good_outputs(problem)[S])
+    short = {**good, "order": good["order"][1:]}  # its first action gives what the next needs
+    verdict = GuardResult.fail(
+        "preconditions {cause_found} of step s1 (convert_to_utc) not satisfiable", "plan"
+    )
+
+    def failure(strategy: dict[str, Any]) -> Failure:
+        ctx = Context(objective="o").amend(artifact=(R, good_outputs(problem)[R]))
+        ctx = ctx.amend(artifact=(S, json.dumps(strategy)))
+        return Failure(
+            step=P, level=3, verdict=verdict, retry_count=1, steps=tuple(FULL), context=ctx
+        )
+
+    assert heuristic.decide_rule(failure(short)) == (
+        1,
+        "a step missing or out of place -> strategy",
+    )
+    assert heuristic.decide_rule(failure(good))[0] == 0
 
 
 async def test_the_same_plan_feedback_twice_goes_to_the_strategy_not_above() -> None:

@@ -12,7 +12,11 @@ that can make that fix, instead of where the feedback's kind alone points:
   **retry the plan** with the fix in its retry channel;
 - a step is missing or out of place (not satisfiable, unreachable): the plan follows
   the strategy's order, so back to the **strategy**, which the backtrack summary tells
-  what to put where;
+  what to put where — unless the strategy's order already runs and reaches the goal:
+  then the plan left it, and the fix is the plan's own (**retry the plan**; on the
+  committed run the search sent mig-email-verified-column to four strategies whose
+  orders all held backfill_column, and each plan left it out, where a single pass
+  retried with the fix solved it);
 - the same feedback again one level further, never above the step that can make
   the fix (the analysis never can: it names a class and key facts).
 
@@ -27,6 +31,7 @@ from dataclasses import dataclass, field
 
 from guardsearch.apps.plan.problems import PlanProblem
 from guardsearch.apps.plan.step_guards import recon_actions
+from guardsearch.apps.plan.upstream import run_order
 from guardsearch.core.errors import ParseError
 from guardsearch.guards.parse import parse_json
 from guardsearch.search.heuristic import DEDUP_GUARD, Failure, RuleHeuristic, repeats
@@ -47,6 +52,21 @@ def _listed(failure: Failure) -> list[str] | None:
                 return recon_actions(parse_json(text))
             except ParseError:
                 return None
+    return None
+
+
+def _strategy_order(failure: Failure) -> list[str] | None:
+    """The order the strategy on the failed path gave (None: no strategy on it)."""
+    if failure.context is None:
+        return None
+    for step, text in reversed(failure.context.artifacts):
+        if step == "strategy":
+            try:
+                value = parse_json(text)
+            except ParseError:
+                return None
+            order = value.get("order") if isinstance(value, dict) else None
+            return [a for a in order if isinstance(a, str)] if isinstance(order, list) else None
     return None
 
 
@@ -79,7 +99,9 @@ class FixHeuristic:
             return to_recon, f"fix needs {', '.join(unlisted)}, which recon did not list -> recon"
         again = repeats(failure.history, feedback) >= self.rules.escalate_after
         lowered = feedback.lower()
-        if any(kind in lowered for kind in _ORDERING):
+        if any(kind in lowered for kind in _ORDERING) and self._strategy_runs(failure):
+            depth, why = 0, "the strategy's order runs; the plan left it -> retry the plan"
+        elif any(kind in lowered for kind in _ORDERING):
             depth, why = to_strategy, "a step missing or out of place -> strategy"
         elif _DEAD_END in lowered:
             depth, why = 0, "recovery step to add, its action listed -> retry the plan"
@@ -88,6 +110,15 @@ class FixHeuristic:
         if again and depth < to_strategy:
             return to_strategy, f"same feedback {self.rules.escalate_after}x -> strategy"
         return depth, why
+
+    def _strategy_runs(self, failure: Failure) -> bool:
+        """Does the strategy's order on the failed path run from the initial facts and
+        reach the goal (so a plan failing on order or a missing step did not follow it)?"""
+        order = _strategy_order(failure)
+        if not order:
+            return False
+        unmet, missing = run_order(self.problem, order)
+        return not unmet and not missing
 
     def __call__(self, failure: Failure) -> int:
         return self.decide_rule(failure)[0]
