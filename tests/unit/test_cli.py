@@ -140,3 +140,14 @@ def test_models_json_lists_every_embedded_model_with_its_spec_and_extra() -> Non
     assert set(listed) == {"embedded:0.5b", "embedded:1.5b"}
     assert listed["embedded:1.5b"]["extra"] == "embedded-1-5b"
     assert listed["embedded:1.5b"]["size"] == 1_117_320_768
+
+
+def test_python_dash_m_runs_the_same_cli() -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "guardsearch", "--help"], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert "solve" in done.stdout and "research" in done.stdout
