@@ -31,7 +31,8 @@ from guardsearch.loops.research import (
     ResearchConfig,
     ResearchLoop,
 )
-from guardsearch.loops.research.phases import DEGRADED_NOTE
+from guardsearch.core.source import Source
+from guardsearch.loops.research.phases import DEGRADED_NOTE, described_subject
 from guardsearch.tools import CorpusProvider, ResilienceSettings
 
 FAST = ResilienceSettings(timeout_s=0.05)
@@ -301,6 +302,34 @@ async def test_a_right_answer_citing_no_retrieved_source_is_repaired_not_discard
     assert patches and patches[0].data["passed"]
     assert patches[0].data["patch"][0]["path"] == "/citations"
     assert run.steering.repairs == 1
+
+
+DESCRIBED = "Which subject is described as: Capital of France?"
+
+
+async def test_an_answer_restating_a_source_description_is_repaired_to_its_subject(
+    small_index: CorpusIndex,
+) -> None:
+    # The small model copies the description it was asked about; the source whose
+    # description that is names the subject by its title, so the step repairs the draft.
+    echo = {"answer": "Capital of France", "citations": ["[1]"]}
+    model = research_model(synthesize=[echo])
+    run = await loop_for(model, [CorpusProvider(small_index)]).run(DESCRIBED)
+    assert isinstance(run.response, AgentResponse), run.response
+    assert run.response.final_answer == "Paris"
+    assert len(prompts(model, "SynthesisDraft")) == 1  # repaired without a second call
+    paris = next(s for s in run.response.sources if s.title == "Paris")
+    assert run.response.citations.verified == [paris.id]
+    assert run.steering.repairs == 1
+
+
+def test_no_subject_is_named_when_two_descriptions_match_equally() -> None:
+    a = Source(id="[1]", title="Paris", description="Capital of France", text="")
+    b = Source(id="[2]", title="Lutetia", description="Capital of France", text="")
+    assert described_subject({"capital", "france"}, {"[1]": a}) == ("[1]", "Paris")
+    assert described_subject({"capital", "france"}, {"[1]": a, "[2]": b}) is None
+    assert described_subject({"capital"}, {"[1]": a}) is None  # half the description
+    assert described_subject({"capital", "france"}, {"[1]": "Paris is the capital."}) is None
 
 
 async def test_an_answer_no_source_supports_is_an_error_not_a_silent_answer(

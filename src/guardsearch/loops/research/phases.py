@@ -131,6 +131,35 @@ async def supporting_source(
     return None
 
 
+# An answer restates a source's description when it holds this share of the
+# description's content words and adds none of its own beyond the question's.
+DESCRIPTION_MATCH = 0.75
+
+
+def described_subject(
+    words: set[str],
+    sources: Mapping[str, str] | Mapping[str, Source] | Mapping[str, str | Source],
+) -> tuple[str, str] | None:
+    """The (id, title) of the one retrieved source whose short description `words`
+    restate, if exactly one does best: a source's description says what its subject
+    is, so an answer that only repeats it names that subject by its title. None when no
+    source has a description, none matches enough, or two match equally well."""
+    scored: list[tuple[float, str, str]] = []
+    for source_id, source in sources.items():
+        if not isinstance(source, Source) or not source.description.strip():
+            continue
+        described = set(terms(source.description))
+        if not described or set(terms(source.title)) <= words:
+            continue
+        share = len(words & described) / len(described)
+        if share >= DESCRIPTION_MATCH:
+            scored.append((share, source_id, source.title))
+    scored.sort(reverse=True)
+    if not scored or (len(scored) > 1 and scored[1][0] == scored[0][0]):
+        return None
+    return scored[0][1], scored[0][2]
+
+
 def synthesize_step(
     config: ResearchConfig,
     sources: Mapping[str, str] | Mapping[str, Source] | Mapping[str, str | Source],
@@ -167,6 +196,20 @@ def synthesize_step(
             )
         if not words - set(terms(context.objective)):
             # "Who wrote Moby-Dick?" -> "Moby-Dick [1]" cites a true source and says nothing.
+            named = described_subject(words, sources)
+            if named is not None:
+                # "Which subject is described as: Capital of West Bengal?" -> "Capital of
+                # West Bengal" restates source [3]'s description: its subject is [3]'s title.
+                source_id, title = named
+                return GuardResult.fail(
+                    f"the answer only repeats the question; it restates the description of "
+                    f"source {source_id}, whose subject is {title!r}",
+                    "answer",
+                    patch=[
+                        {"op": "replace", "path": "/answer", "value": title},
+                        {"op": "replace", "path": "/citations", "value": [source_id]},
+                    ],
+                )
             return GuardResult.fail(
                 "the answer only repeats the question; state the fact the question asks for, "
                 "as the sources say it",
