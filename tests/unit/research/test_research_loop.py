@@ -23,6 +23,7 @@ from research_helpers import (
 from guardsearch import ResearchRun, run_research
 from guardsearch.core.budget import Budget
 from guardsearch.core.messages import ModelRequest
+from guardsearch.core.source import Source
 from guardsearch.core.steering import Steering
 from guardsearch.corpus import CorpusIndex
 from guardsearch.loops.research import (
@@ -31,7 +32,6 @@ from guardsearch.loops.research import (
     ResearchConfig,
     ResearchLoop,
 )
-from guardsearch.core.source import Source
 from guardsearch.loops.research.phases import DEGRADED_NOTE, described_subject
 from guardsearch.tools import CorpusProvider, ResilienceSettings
 
@@ -329,6 +329,32 @@ def test_no_subject_is_named_when_two_descriptions_match_equally() -> None:
     assert described_subject({"capital", "france"}, {"[1]": a}) == ("[1]", "Paris")
     assert described_subject({"capital", "france"}, {"[1]": a, "[2]": b}) is None
     assert described_subject({"capital"}, {"[1]": a}) is None  # half the description
+    # The closest description wins: all of Karate's words, not Jujutsu's subset.
+    karate = Source(id="[3]", title="Karate", description="Japanese and Okinawan martial art")
+    jujutsu = Source(id="[4]", title="Jujutsu", description="Japanese martial art")
+    echo = {"japanese", "okinawan", "martial", "art"}
+    assert described_subject(echo, {"[3]": karate, "[4]": jujutsu}) == ("[3]", "Karate")
+    # A long answer sharing a few of a description's words does not restate it.
+    benin = Source(id="[6]", title="Benin City", description="Capital city of Edo State")
+    fact = {"amaravati", "state", "capital", "visakhapatnam", "largest", "city"}
+    assert described_subject(fact, {"[6]": benin}) is None
+    # The question must point at the same source as the answer's echo.
+    acetone = Source(id="[7]", title="Acetone", description="Organic compound; simplest ketone")
+    ethane = Source(id="[8]", title="Ethane", description="Organic compound (C2H6)")
+    both = {"[7]": acetone, "[8]": ethane}
+    asked = "Which subject is described as: Organic compound; simplest ketone?"
+    assert described_subject({"organic", "compound"}, both) == ("[8]", "Ethane")
+    assert described_subject({"organic", "compound"}, both, question=asked) is None
+    echo = {"organic", "compound", "simplest", "ketone"}
+    assert described_subject(echo, both, question=asked) == ("[7]", "Acetone")
+    # Years are words of a description too.
+    pm = Source(
+        id="[5]", title="Mohammad Mosaddegh", description="Prime Minister of Iran from 1951 to 1953"
+    )
+    assert described_subject({"prime", "minister", "iran", "1951", "1953"}, {"[5]": pm}) == (
+        "[5]",
+        "Mohammad Mosaddegh",
+    )
     assert described_subject({"capital", "france"}, {"[1]": "Paris is the capital."}) is None
 
 

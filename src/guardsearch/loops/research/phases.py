@@ -131,19 +131,29 @@ async def supporting_source(
     return None
 
 
-# An answer restates a source's description when it holds this share of the
-# description's content words and adds none of its own beyond the question's.
-DESCRIPTION_MATCH = 0.75
+# An answer restates a source's description when it holds at least this share of the
+# description's content words (years included) and adds none beyond the question's.
+DESCRIPTION_MATCH = 0.6
+# ... and is mostly that description (Jaccard): a long answer that shares a few of a
+# description's words ("capital", "city", "state") does not restate it.
+CLOSE_MATCH = 0.5
 
 
 def described_subject(
     words: set[str],
     sources: Mapping[str, str] | Mapping[str, Source] | Mapping[str, str | Source],
+    question: str | None = None,
 ) -> tuple[str, str] | None:
     """The (id, title) of the one retrieved source whose short description `words`
     restate, if exactly one does best: a source's description says what its subject
-    is, so an answer that only repeats it names that subject by its title. None when no
-    source has a description, none matches enough, or two match equally well."""
+    is, so an answer that only repeats it names that subject by its title.
+
+    A description qualifies when `words` hold `DESCRIPTION_MATCH` of its content words
+    and the two are `CLOSE_MATCH` alike (Jaccard); the best is the closest, so
+    "Japanese and Okinawan martial art" names Karate, not Jujutsu ("Japanese martial
+    art"). With `question`, the question's words must cover that same source's
+    description best. None when no source has a description, none qualifies, or two
+    match equally well."""
     scored: list[tuple[float, str, str]] = []
     for source_id, source in sources.items():
         if not isinstance(source, Source) or not source.description.strip():
@@ -151,13 +161,37 @@ def described_subject(
         described = set(terms(source.description))
         if not described or set(terms(source.title)) <= words:
             continue
-        share = len(words & described) / len(described)
-        if share >= DESCRIPTION_MATCH:
-            scored.append((share, source_id, source.title))
+        shared = len(words & described)
+        closeness = shared / len(words | described)
+        if shared / len(described) >= DESCRIPTION_MATCH and closeness >= CLOSE_MATCH:
+            scored.append((closeness, source_id, source.title))
     scored.sort(reverse=True)
     if not scored or (len(scored) > 1 and scored[1][0] == scored[0][0]):
         return None
-    return scored[0][1], scored[0][2]
+    best = scored[0][1:]
+    if question is not None and _best_described(set(terms(question)), sources) != best[0]:
+        # The answer only repeats the question, so the question must point at the same
+        # source: "organic compound" alone is closer to Ethane than to Acetone.
+        return None
+    return best
+
+
+def _best_described(
+    words: set[str],
+    sources: Mapping[str, str] | Mapping[str, Source] | Mapping[str, str | Source],
+) -> str | None:
+    """The id of the one source whose description `words` cover most (None on a tie)."""
+    shares = sorted(
+        (
+            (len(words & described) / len(described), source_id)
+            for source_id, source in sources.items()
+            if isinstance(source, Source) and (described := set(terms(source.description)))
+        ),
+        reverse=True,
+    )
+    if not shares or (len(shares) > 1 and shares[1][0] == shares[0][0]):
+        return None
+    return shares[0][1]
 
 
 def synthesize_step(
@@ -196,7 +230,9 @@ def synthesize_step(
             )
         if not words - set(terms(context.objective)):
             # "Who wrote Moby-Dick?" -> "Moby-Dick [1]" cites a true source and says nothing.
-            named = described_subject(words, sources)
+            named = described_subject(
+                set(terms(plain(draft.answer))), sources, question=context.objective
+            )
             if named is not None:
                 # "Which subject is described as: Capital of West Bengal?" -> "Capital of
                 # West Bengal" restates source [3]'s description: its subject is [3]'s title.
