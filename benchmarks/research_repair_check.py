@@ -8,6 +8,14 @@ article, and citing nothing. A draft the guard passes is kept; one it rejects wi
 patch that cites the question's own article, and which then passes, is repaired (no
 model call); anything else would be discarded.
 
+Echoes: a small model often copies the question's own words back. Each question is
+also judged with four echo answers made of its words (the text after the colon, its
+first three and first two content words, its last three) citing the top source: the
+guard rejects them as repeating the question, and repairs one to a source's title
+when the answer restates that source's description (`described_subject`). Counted:
+repaired to the question's article (right), repaired to another title (a false
+repair: a wrong answer made to pass), or left rejected.
+
     python benchmarks/research_repair_check.py   # -> benchmarks/results/research_repair_check.md
 """
 
@@ -22,6 +30,7 @@ from research_eval import second_set
 
 from guardsearch.core.artifact import Artifact
 from guardsearch.core.context import Context
+from guardsearch.corpus.query import terms
 from guardsearch.guards.diff import apply_patch
 from guardsearch.loops.research.citations import LexicalSupport
 from guardsearch.loops.research.config import ResearchConfig
@@ -59,6 +68,40 @@ async def main(split: str) -> dict[str, int]:
     return counts
 
 
+def echoes(question: str) -> list[str]:
+    """Answers that only repeat `question`'s words, as a small model writes them."""
+    asked = question.split(":", 1)[-1].strip().strip('?"')
+    words = terms(asked)
+    return [asked, " ".join(words[:3]), " ".join(words[:2]), " ".join(words[-3:])]
+
+
+async def echo_check(split: str) -> dict[str, int]:
+    provider = CorpusProvider(corpus="wikipedia")
+    counts = {"echoes": 0, "right": 0, "false_repair": 0, "rejected": 0, "passed": 0}
+    for q in second_set(split):
+        hits = await provider.search(q.question, 5)
+        sources = {f"[{i}]": replace(h, id=f"[{i}]") for i, h in enumerate(hits, 1)}
+        step = synthesize_step(ResearchConfig(), sources, LexicalSupport())
+        ctx = Context(objective=q.question)
+        for echo in echoes(q.question):
+            counts["echoes"] += 1
+            value = {"answer": echo, "citations": ["[1]"]}
+            art = Artifact(id="a", step=step.name, text=json.dumps(value), value=value)
+            v = await step.checker.check(art, ctx)
+            if v.passed:
+                counts["passed"] += 1  # not an echo by the guard's rule (a new word)
+                continue
+            if v.patch:
+                fixed = apply_patch(value, v.patch)
+                art2 = Artifact(id="b", step=step.name, text=json.dumps(fixed), value=fixed)
+                if (await step.checker.check(art2, ctx)).passed:
+                    right = fixed["answer"] == q.article
+                    counts["right" if right else "false_repair"] += 1
+                    continue
+            counts["rejected"] += 1
+    return counts
+
+
 if __name__ == "__main__":
     rows = {split: asyncio.run(main(split)) for split in ("tune", "heldout")}
     lines = [
@@ -77,6 +120,23 @@ if __name__ == "__main__":
             f"| {split} | {drafts} | {c['passed']} | {c['repaired']} | {c['rejected']} | "
             f"{c['right_not_retrieved']} |"
         )
+    echo_rows = {split: asyncio.run(echo_check(split)) for split in ("tune", "heldout")}
+    lines += [
+        "",
+        "## Echoes of the question",
+        "",
+        "Four answers per question that only repeat its words (see the docstring), citing "
+        "the top source. The repair was developed on the tuning half.",
+        "",
+        "| split | echoes | repaired to the article | false repairs | left rejected "
+        "| passed (a word not in the question) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for split, c in echo_rows.items():
+        lines.append(
+            f"| {split} | {c['echoes']} | {c['right']} | {c['false_repair']} | "
+            f"{c['rejected']} | {c['passed']} |"
+        )
     out = Path(__file__).parent / "results" / "research_repair_check.md"
     out.write_text("\n".join(lines) + "\n")
-    print(json.dumps(rows))
+    print(json.dumps({"cited": rows, "echoes": echo_rows}))
