@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from guardsearch.apps.plan.problems import PlanProblem
 from guardsearch.apps.plan.step_guards import recon_actions
@@ -42,23 +43,30 @@ _ORDERING = ("not satisfiable", "unreachable")
 _DEAD_END = "dead-end"
 
 
-def _listed(failure: Failure) -> list[str] | None:
-    """The actions recon listed on the failed path (None: no recon on it)."""
+def _last_value(failure: Failure, step: str) -> Any:
+    """The parsed output `step` last gave on the failed path (None: no such output, or
+    not JSON)."""
     if failure.context is None:
         return None
-    for step, text in reversed(failure.context.artifacts):
-        if step == "recon":
+    for name, text in reversed(failure.context.artifacts):
+        if name == step:
             try:
-                return recon_actions(parse_json(text))
+                return parse_json(text)
             except ParseError:
                 return None
     return None
 
 
+def _listed(failure: Failure) -> list[str] | None:
+    """The actions recon listed on the failed path (None: no recon on it)."""
+    return recon_actions(_last_value(failure, "recon"))
+
+
 def _strategy_order(failure: Failure) -> list[str] | None:
     """The order the strategy on the failed path gave (None: no strategy on it)."""
-    if failure.context is None:
-        return None
+    value = _last_value(failure, "strategy")
+    order = value.get("order") if isinstance(value, dict) else None
+    return [a for a in order if isinstance(a, str)] if isinstance(order, list) else None
     for step, text in reversed(failure.context.artifacts):
         if step == "strategy":
             try:
