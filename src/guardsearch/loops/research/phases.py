@@ -154,44 +154,38 @@ def described_subject(
     art"). With `question`, the question's words must cover that same source's
     description best. None when no source has a description, none qualifies, or two
     match equally well."""
-    scored: list[tuple[float, str, str]] = []
-    for source_id, source in sources.items():
-        if not isinstance(source, Source) or not source.description.strip():
+    described = {
+        source_id: (source, terms_)
+        for source_id, source in sources.items()
+        if isinstance(source, Source) and (terms_ := set(terms(source.description)))
+    }
+    scored = []
+    for source_id, (source, terms_) in described.items():
+        if set(terms(source.title)) <= words:
             continue
-        described = set(terms(source.description))
-        if not described or set(terms(source.title)) <= words:
-            continue
-        shared = len(words & described)
-        closeness = shared / len(words | described)
-        if shared / len(described) >= DESCRIPTION_MATCH and closeness >= CLOSE_MATCH:
-            scored.append((closeness, source_id, source.title))
-    scored.sort(reverse=True)
-    if not scored or (len(scored) > 1 and scored[1][0] == scored[0][0]):
+        shared = len(words & terms_)
+        closeness = shared / len(words | terms_)
+        if shared / len(terms_) >= DESCRIPTION_MATCH and closeness >= CLOSE_MATCH:
+            scored.append((closeness, source_id))
+    best = _unique_best(scored)
+    if best is None:
         return None
-    best = scored[0][1:]
-    if question is not None and _best_described(set(terms(question)), sources) != best[0]:
+    if question is not None:
         # The answer only repeats the question, so the question must point at the same
         # source: "organic compound" alone is closer to Ethane than to Acetone.
-        return None
-    return best
+        asked = set(terms(question))
+        covered = [(len(asked & t) / len(t), i) for i, (_, t) in described.items()]
+        if _unique_best(covered) != best:
+            return None
+    return best, described[best][0].title
 
 
-def _best_described(
-    words: set[str],
-    sources: Mapping[str, str] | Mapping[str, Source] | Mapping[str, str | Source],
-) -> str | None:
-    """The id of the one source whose description `words` cover most (None on a tie)."""
-    shares = sorted(
-        (
-            (len(words & described) / len(described), source_id)
-            for source_id, source in sources.items()
-            if isinstance(source, Source) and (described := set(terms(source.description)))
-        ),
-        reverse=True,
-    )
-    if not shares or (len(shares) > 1 and shares[1][0] == shares[0][0]):
+def _unique_best(scored: list[tuple[float, str]]) -> str | None:
+    """The id with the highest score, None when there is none or two share it."""
+    ranked = sorted(scored, reverse=True)
+    if not ranked or (len(ranked) > 1 and ranked[1][0] == ranked[0][0]):
         return None
-    return shares[0][1]
+    return ranked[0][1]
 
 
 def synthesize_step(
