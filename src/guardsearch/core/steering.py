@@ -79,7 +79,7 @@ class Steering:
             else:
                 kind, data, at = event.get("kind"), event.get("data") or {}, event.get("step")
             # The step is the event's own field (Trace.emit's `step=`), not a data key.
-            if step is not None and (at or data.get("step")) != step:
+            if step is not None and at != step:
                 continue
             if kind == "guard_verdict" and data.get("stage") != "repair":
                 outputs += 1
