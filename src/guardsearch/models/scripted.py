@@ -66,10 +66,12 @@ class ScriptedModel:
         if isinstance(answer, Completion):
             return answer
         words = answer.split()
-        if len(words) > request.max_tokens:
-            # Honour max_tokens like a real backend would.
+        cut = len(words) > request.max_tokens
+        if cut:
+            # Honour max_tokens like a real backend would, and say so the same way.
             answer = " ".join(words[: request.max_tokens])
         return Completion(
+            finish_reason="length" if cut else "stop",
             text=answer,
             usage=Usage(
                 calls=1,

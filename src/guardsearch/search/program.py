@@ -16,6 +16,8 @@ validator (`legal`, `goal`) for search-time checks. Nothing here knows the domai
 
 from __future__ import annotations
 
+import ast
+
 import json
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
@@ -135,11 +137,20 @@ PROGRAM_PROMPT = "program_function"
 
 def with_given(module: CodeModule, given: Mapping[str, str]) -> CodeModule:
     """`module` after the accepted code of the functions it may call (`given`, name ->
-    source): one module that runs alone. A function the answer defines again wins."""
+    source): one module that runs alone. The accepted code is what runs: a definition
+    of a given function in the answer is dropped (the tests judged the given one, and
+    the answer's copy would otherwise replace it unseen)."""
     if not given:
         return module
-    source = "\n\n".join([*given.values(), module.source])
-    return CodeModule(source=source, functions=tuple(dict.fromkeys([*given, *module.functions])))
+    tree = ast.parse(module.source)
+    tree.body = [
+        node
+        for node in tree.body
+        if not (isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name in given)
+    ]
+    own = [name for name in module.functions if name not in given]
+    source = "\n\n".join([*given.values(), ast.unparse(tree)])
+    return CodeModule(source=source, functions=tuple(dict.fromkeys([*given, *own])))
 
 
 def function_step(

@@ -375,6 +375,12 @@ async def attempt_step(
     artifact = make_artifact(
         step, completion.text, context, attempt=attempt, parent_id=parent_id, usage=completion.usage
     )
+    if artifact.parse_error is not None and completion.finish_reason == "length":
+        artifact = replace(
+            artifact,
+            parse_error=f"{artifact.parse_error} (the answer was cut off at its limit of "
+            f"{request.max_tokens} tokens: write a shorter answer)",
+        )
     earlier = (seen or {}).get(output_key(artifact))
     if earlier is not None:
         metered.trace.emit(

@@ -211,3 +211,39 @@ async def test_a_function_cannot_be_written_before_what_it_uses() -> None:
         await write_function(
             domain, domain.function("successors"), Metered(ScriptedModel([])), limits=Limits()
         )
+
+
+def test_the_accepted_code_of_a_used_function_is_what_runs() -> None:
+    # Seen on the 1.5B: the accepted successors module defined its own combine after the
+    # accepted one, so code the tests never judged replaced it. The answer's copy is dropped.
+    from guardsearch.guards.code import parse_module
+    from guardsearch.search.program import with_given
+
+    redefines = "def combine(a, b):\n    return [a + b, None]\n" + CALLS_COMBINE
+    module = with_given(parse_module(redefines, ["successors"]), {"combine": COMBINE.strip()})
+    assert module.source.count("def combine(") == 1
+    assert "None" not in module.source
+    assert module.functions == ("combine", "successors")
+
+
+async def test_an_answer_cut_off_at_max_tokens_is_told_so() -> None:
+    # Seen on the 1.5B: a long answer stopped at max_tokens came back as "does not
+    # parse", which gives the model nothing to change; the verdict now says it was cut.
+    from guardsearch.core.context import Context
+    from guardsearch.search.program import _variables, function_step
+    from guardsearch.steps.step import attempt_step
+
+    domain = game24_domain(parse_numbers("4 5 6 10"))
+    step = function_step(domain, domain.function("is_goal"), Limits(), max_tokens=6)
+    long = "def is_goal(state):\n    if len(state) != 1:\n        return False\n    return state[0] == 24\n"
+    metered = Metered(ScriptedModel([fenced(long)]))
+    spec = domain.function("is_goal")
+    outcome = await attempt_step(
+        step,
+        Context(objective="write is_goal"),
+        metered,
+        attempt=1,
+        variables=_variables(domain, spec, Limits()),
+    )
+    assert not outcome.result.passed
+    assert "cut off at its limit of 6 tokens" in outcome.result.feedback
