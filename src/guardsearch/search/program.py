@@ -17,7 +17,6 @@ validator (`legal`, `goal`) for search-time checks. Nothing here knows the domai
 from __future__ import annotations
 
 import ast
-
 import json
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass

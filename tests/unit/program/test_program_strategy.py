@@ -235,7 +235,10 @@ async def test_an_answer_cut_off_at_max_tokens_is_told_so() -> None:
 
     domain = game24_domain(parse_numbers("4 5 6 10"))
     step = function_step(domain, domain.function("is_goal"), Limits(), max_tokens=6)
-    long = "def is_goal(state):\n    if len(state) != 1:\n        return False\n    return state[0] == 24\n"
+    long = (
+        "def is_goal(state):\n    if len(state) != 1:\n        return False\n"
+        "    return state[0] == 24\n"
+    )
     metered = Metered(ScriptedModel([fenced(long)]))
     spec = domain.function("is_goal")
     outcome = await attempt_step(
