@@ -78,8 +78,20 @@ def out_of_order(problem: PlanProblem) -> str:
 
 
 def unsatisfiable(problem: PlanProblem) -> str:
-    """The good plan without its first step: the next step's need is given by no step,
-    so no order of the plan's steps repairs it."""
+    """The good plan without its first step, the rest of its main line reversed: the
+    first step needs what a later one gives, and a need is given by no step, so no order
+    of the plan's steps repairs it, and neither does putting back a step of the
+    strategy's order (follow.py inserts only what no main-line step gives)."""
+    plan = Plan.model_validate(good_plan(problem))
+    recovery = plan.recovery_ids()
+    main = [s for s in plan.main_line()[1:]]
+    rest = [s for s in plan.steps if s.id in recovery]
+    return json.dumps({"steps": [s.model_dump(exclude_none=True) for s in [*main[::-1], *rest]]})
+
+
+def left_out(problem: PlanProblem) -> str:
+    """The good plan without its first step: the next step's need is given by no step
+    (no order helps); the strategy's order has the step, so the search puts it back."""
     plan = good_plan(problem)
     plan["steps"] = plan["steps"][1:]
     return json.dumps(plan)

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from plan_helpers import PLAIN, RISKY, good_outputs, step_of, unsatisfiable, without_recovery
+from plan_helpers import PLAIN, RISKY, good_outputs, misstated, step_of, without_recovery
 from typer.testing import CliRunner
 
 from guardsearch import CachedModel, DictCache, ModelRequest, ScriptedModel
@@ -23,8 +23,9 @@ runner = CliRunner()
 
 def fake_planner(request: ModelRequest) -> str:
     """A deterministic model: the first plan it writes is wrong (a dead end for a risky
-    problem, a plan missing its first step otherwise); once the prompt carries feedback from a
-    failure (either channel), it writes the good plan."""
+    problem, a plan misstating its first step's effects otherwise: no guard repairs that);
+    once the prompt carries feedback from a failure (either channel), it writes the good
+    plan."""
     system = request.messages[0].content
     problem = next(p for p in problems() if system.startswith(f"Primary objective: {p.title}."))
     take = 1 + system.count("## Previous Attempt Failed")
@@ -32,7 +33,7 @@ def fake_planner(request: ModelRequest) -> str:
     informed = "Previous Attempt Failed" in system or "was rejected" in system
     if step == "plan" and not informed:
         risky = any(a.may_fail for a in problem.actions)
-        return without_recovery(problem) if risky else unsatisfiable(problem)
+        return without_recovery(problem) if risky else misstated(problem)
     return good_outputs(problem, take)[step]
 
 
@@ -70,7 +71,7 @@ def test_bench_plan_writes_the_report_with_curves_categories_and_plots(
     assert [p["success_rate"] for p in methods["single"]["curve"]] == [0.5, 1.0, 1.0, 1.0, 1.0]
     # full never goes back: the wrong plan's feedback fixes it in place (5 calls).
     assert [p["success_rate"] for p in methods["full"]["curve"]] == [0.0, 1.0, 1.0, 1.0, 1.0]
-    # search: a missing step the strategy's order has -> the plan again, with the fix (5
+    # search: the misstated step is the plan's own fix -> the plan again, with the fix (5
     # calls); a dead end whose recovery action recon listed is repaired (4 calls).
     assert [p["success_rate"] for p in methods["search"]["curve"]] == [0.0, 1.0, 1.0, 1.0, 1.0]
     # blind: always one level up (6 calls); the repaired dead end needs no backtrack.

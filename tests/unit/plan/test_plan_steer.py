@@ -193,9 +193,14 @@ async def test_the_backtrack_amendment_speaks_to_the_regenerated_step() -> None:
         return script(request)
 
     # The rule table sends it to the strategy (the fixes heuristic would retry the plan:
-    # the strategy's order already runs).
+    # the strategy's order already runs); without structural repairs, since the guard
+    # would put the strategy's add_regression_test back itself (follow.py).
     result = await plan_search(
-        problem, pipeline="search", model=ScriptedModel(model), heuristic="rules"
+        problem,
+        pipeline="search",
+        model=ScriptedModel(model),
+        heuristic="rules",
+        structural_repairs=False,
     )
     assert result.succeeded
     regenerated = [s for s, step in zip(seen, script.calls, strict=True) if step == S][1]

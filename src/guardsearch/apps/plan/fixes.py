@@ -24,7 +24,13 @@ from dataclasses import dataclass
 
 from guardsearch.apps.plan.plan_format import Plan, PlanStep
 from guardsearch.apps.plan.problems import Action, PlanProblem
-from guardsearch.apps.plan.repair import Patch, budget_patch, recovery_patch, swap_patch
+from guardsearch.apps.plan.repair import (
+    Patch,
+    budget_patch,
+    drop_patch,
+    recovery_patch,
+    swap_patch,
+)
 from guardsearch.apps.plan.traces import DeadEnd, Unmet, gives
 
 
@@ -33,7 +39,7 @@ class Finding:
     """One problem of a plan, the change that removes it, and what that change needs
     from earlier steps: actions to `include`, and (a, b) pairs meaning a before b.
     `patch`: the fix as a JSON Patch, when it is one mechanical change to the plan's own
-    structure (repair.py)."""
+    structure (repair.py: a recovery step, lower budgets, drop a step that can never run)."""
 
     problem: str
     fix: str = ""
@@ -127,6 +133,7 @@ def unmet_finding(problem: PlanProblem, plan: Plan, unmet: Unmet) -> Finding:
         f"put {unmet.step} ({unmet.action}) after {s.id} ({s.action}), which gives {f}"
         for f, s in sorted(producers.items())
     ]
+    never = False
     for fact in absent:
         options = givers(problem, fact, holding)
         if options:
@@ -136,6 +143,7 @@ def unmet_finding(problem: PlanProblem, plan: Plan, unmet: Unmet) -> Finding:
                 f"which gives {fact}"
             )
         else:
+            never = True
             parts.append(f"no action of the problem can give {fact}: drop {unmet.step}")
     fix = f"no step of the plan gives {_and(absent)}; " + "; ".join(parts)
     return Finding(
@@ -144,6 +152,9 @@ def unmet_finding(problem: PlanProblem, plan: Plan, unmet: Unmet) -> Finding:
         include=tuple(adds),
         before=tuple((a, unmet.action) for a in adds)
         + tuple((s.action, unmet.action) for s in producers.values()),
+        # A fact no action can give (relaxed reachability): the step can never run in any
+        # plan, so every plan that passes leaves it out.
+        patch=drop_patch(plan, unmet.step) if never else None,
     )
 
 

@@ -36,9 +36,10 @@ from guardsearch.apps.plan.fixes import (
     order_finding,
     unmet_finding,
 )
+from guardsearch.apps.plan.follow import follow_patch, strategy_order
 from guardsearch.apps.plan.plan_format import Plan, complete_plan, plan_schema
 from guardsearch.apps.plan.problems import PlanProblem
-from guardsearch.apps.plan.repair import reorder_patch
+from guardsearch.apps.plan.repair import Patch, reorder_patch
 from guardsearch.apps.plan.step_guards import earlier, recon_actions
 from guardsearch.apps.plan.traces import MAX_EXPLORATIONS, explore, run_main_line
 from guardsearch.core.artifact import Artifact
@@ -64,9 +65,10 @@ class MinimalPlanGuard:
 
     Steps that leave out `pre`/`effects` get their action's (`complete_plan`). With
     `problem=None` (a free task) the known actions are the ones recon listed, if any.
-    `structural_repairs=False` keeps the fixes of a dead end or an over-budget plan as
-    feedback only (no patch; the reorder repair stays): an ablation, and the way to see
-    the search route those failures."""
+    `structural_repairs=False` keeps the fixes of a dead end, an over-budget plan, a step
+    that can never run and steps left out of the strategy's order as feedback only (no
+    patch; the reorder repair stays): an ablation, and the way to see the search route
+    those failures."""
 
     problem: PlanProblem | None
     name: str = "plan-minimal"
@@ -99,7 +101,7 @@ class MinimalPlanGuard:
         problems = self.structure(plan, context)
         if problems:
             return self._repairable(self._fail("minimal", problems), plan)
-        return self._repairable(await self.deeper(plan), plan)
+        return self._repairable(await self.deeper(plan, context), plan)
 
     def _repairable(self, verdict: GuardResult, plan: Plan) -> GuardResult:
         """`verdict` with the reorder repair attached when some order of the plan's own
@@ -154,10 +156,12 @@ class MinimalPlanGuard:
                     found.append(order_finding(step, plan.steps[target]).feedback)
         return found
 
-    async def deeper(self, plan: Plan) -> GuardResult:
+    async def deeper(self, plan: Plan, context: Context) -> GuardResult:
         return self._pass()
 
-    def _fail(self, level: Level, problems: list[str] | list[Finding]) -> GuardResult:
+    def _fail(
+        self, level: Level, problems: list[str] | list[Finding], patch: Patch | None = None
+    ) -> GuardResult:
         checks = tuple(
             Check(name=lv, passed=LEVELS.index(lv) < LEVELS.index(level), hard=True)
             for lv in LEVELS[: LEVELS.index(level) + 1]
@@ -165,7 +169,10 @@ class MinimalPlanGuard:
         texts = [p.feedback if isinstance(p, Finding) else p for p in problems]
         # One finding's fix at a time: the engine judges the repaired plan again and takes
         # the next finding's fix from that verdict (patches of two findings could clash).
-        patch = next((p.patch for p in problems if isinstance(p, Finding) and p.patch), None)
+        # `patch`, when given, comes first (the plan's whole main line, following the
+        # strategy).
+        if patch is None:
+            patch = next((p.patch for p in problems if isinstance(p, Finding) and p.patch), None)
         if not self.structural_repairs:
             patch = None
         return GuardResult(
@@ -234,10 +241,12 @@ class MediumPlanGuard(MinimalPlanGuard):
         passed Minimal says, with what each fix needs upstream."""
         return self.semantics(plan)
 
-    async def deeper(self, plan: Plan) -> GuardResult:
+    async def deeper(self, plan: Plan, context: Context) -> GuardResult:
         problems = self.semantics(plan)
         if problems:
-            return self._fail("medium", problems)
+            # A main line that left out steps of a runnable strategy gets them back.
+            order = strategy_order(self.spec, context)
+            return self._fail("medium", problems, follow_patch(self.spec, plan, order))
         return await self.deepest(plan)
 
     async def deepest(self, plan: Plan) -> GuardResult:

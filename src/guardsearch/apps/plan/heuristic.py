@@ -28,13 +28,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
+from guardsearch.apps.plan.follow import strategy_order
 from guardsearch.apps.plan.problems import PlanProblem
-from guardsearch.apps.plan.step_guards import recon_actions
-from guardsearch.apps.plan.upstream import run_order
-from guardsearch.core.errors import ParseError
-from guardsearch.guards.parse import parse_json
+from guardsearch.apps.plan.step_guards import earlier, recon_actions
 from guardsearch.search.heuristic import DEDUP_GUARD, Failure, RuleHeuristic, repeats
 
 # Feedback kinds whose fix needs a step added or moved (the strategy's order), and the
@@ -43,39 +40,9 @@ _ORDERING = ("not satisfiable", "unreachable")
 _DEAD_END = "dead-end"
 
 
-def _last_value(failure: Failure, step: str) -> Any:
-    """The parsed output `step` last gave on the failed path (None: no such output, or
-    not JSON)."""
-    if failure.context is None:
-        return None
-    for name, text in reversed(failure.context.artifacts):
-        if name == step:
-            try:
-                return parse_json(text)
-            except ParseError:
-                return None
-    return None
-
-
 def _listed(failure: Failure) -> list[str] | None:
     """The actions recon listed on the failed path (None: no recon on it)."""
-    return recon_actions(_last_value(failure, "recon"))
-
-
-def _strategy_order(failure: Failure) -> list[str] | None:
-    """The order the strategy on the failed path gave (None: no strategy on it)."""
-    value = _last_value(failure, "strategy")
-    order = value.get("order") if isinstance(value, dict) else None
-    return [a for a in order if isinstance(a, str)] if isinstance(order, list) else None
-    for step, text in reversed(failure.context.artifacts):
-        if step == "strategy":
-            try:
-                value = parse_json(text)
-            except ParseError:
-                return None
-            order = value.get("order") if isinstance(value, dict) else None
-            return [a for a in order if isinstance(a, str)] if isinstance(order, list) else None
-    return None
+    return recon_actions(earlier(failure.context, "recon")) if failure.context else None
 
 
 @dataclass(frozen=True)
@@ -122,11 +89,7 @@ class FixHeuristic:
     def _strategy_runs(self, failure: Failure) -> bool:
         """Does the strategy's order on the failed path run from the initial facts and
         reach the goal (so a plan failing on order or a missing step did not follow it)?"""
-        order = _strategy_order(failure)
-        if not order:
-            return False
-        unmet, missing = run_order(self.problem, order)
-        return not unmet and not missing
+        return strategy_order(self.problem, failure.context) is not None
 
     def __call__(self, failure: Failure) -> int:
         return self.decide_rule(failure)[0]

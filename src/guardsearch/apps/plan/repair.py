@@ -20,9 +20,12 @@ the model's work, and in the search the upstream steps'): a dead end gets the re
 action that gives the lost safe facts back (`recovery_patch`: name a later step that
 already does it in `on_failure`, or add one after the main steps), a recovery step that
 does the wrong thing gets that action instead (`swap_patch`), and retry budgets over R_max
-are lowered (`budget_patch`). Each is a JSON Patch on the plan as the model wrote it; the
-engine judges the patched plan again and keeps it only when it passes (chaining at most
-`MAX_REPAIRS` fixes, so a recovery step added past R_max is then lowered).
+are lowered (`budget_patch`), and a main-line step that needs a fact no action of the
+problem can ever give — a step that can never run, in any plan — is removed
+(`drop_patch`). Each is a JSON Patch on the plan as the model wrote it; the engine judges
+the patched plan again and keeps it only when it passes (chaining at most `MAX_REPAIRS`
+fixes, so a recovery step added past R_max is then lowered). Inserting the steps the plan
+left out of the strategy's order is `follow.py`'s.
 """
 
 from __future__ import annotations
@@ -120,7 +123,8 @@ def fresh_id(plan: Plan) -> str:
     return f"s{n}"
 
 
-def _step_value(action: Action, ident: str) -> dict[str, Any]:
+def step_value(action: Action, ident: str) -> dict[str, Any]:
+    """A new step `ident` doing `action` (its needs and gifts stated, one attempt)."""
     return {
         "id": ident,
         "action": action.name,
@@ -151,7 +155,7 @@ def recovery_patch(plan: Plan, risky: str, action: Action) -> Patch | None:
         target, ops = plan.steps[later].id, []
     else:
         target = fresh_id(plan)
-        ops = [{"op": "add", "path": "/steps/-", "value": _step_value(action, target)}]
+        ops = [{"op": "add", "path": "/steps/-", "value": step_value(action, target)}]
     ops.append({"op": "add", "path": f"/steps/{at}/on_failure", "value": target})
     return tuple(ops)
 
@@ -176,3 +180,16 @@ def budget_patch(plan: Plan, lowered: dict[str, int]) -> Patch:
         for i, s in enumerate(plan.steps)
         if s.id in lowered
     )
+
+
+def drop_patch(plan: Plan, ident: str) -> Patch | None:
+    """Remove main-line step `ident` (one that can never run). None when it is not a step
+    of the plan, or names an `on_failure` step (removing it would turn that recovery step
+    into a main-line one: not a change this repair may make)."""
+    ids = [s.id for s in plan.steps]
+    if ident not in ids or ids.count(ident) > 1:
+        return None
+    step = plan.steps[ids.index(ident)]
+    if step.on_failure is not None or ident in plan.recovery_ids():
+        return None
+    return ({"op": "remove", "path": f"/steps/{ids.index(ident)}"},)

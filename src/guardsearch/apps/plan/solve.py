@@ -95,8 +95,9 @@ async def plan_search(
     **options: Any,
 ) -> SearchResult:
     """Run `pipeline` on `problem` (None: the free task `task`); the SearchResult
-    (tree, trace, usage) for analysis. `structural_repairs=False`: a dead end or an
-    over-budget plan gets feedback but no patch (guards.py)."""
+    (tree, trace, usage) for analysis. `structural_repairs=False`: a dead end, an
+    over-budget plan, a step that can never run or steps left out of the strategy's
+    order get feedback but no patch (guards.py)."""
     chosen = get_pipeline(pipeline)
     options.setdefault("temperature", DEFAULT_TEMPERATURE)
     space = plan_space(
