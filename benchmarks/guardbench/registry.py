@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from guardbench import find_cases, game24_cases, plan_cases, research_cases
+from guardbench import find_cases, game24_cases, plan_cases, program_cases, research_cases
 from guardbench.cases import Case
 
 Judge = Callable[[Case, Any], Awaitable[bool]]
@@ -65,6 +65,25 @@ async def _find_judge(case: Case, model: Any) -> bool:
 
 async def _find_verifier(case: Case, model: Any) -> bool:
     return await find_cases.judge_verifier(case, model)
+
+
+def _program(fn: str, truth: str) -> GuardSpec:
+    async def judge(case: Case, model: Any) -> bool:
+        return await program_cases.judge(case, fn)
+
+    builders = {
+        "is_goal": program_cases.goal_cases,
+        "combine": program_cases.combine_cases,
+        "successors": program_cases.successors_cases,
+    }
+    return GuardSpec(
+        name=f"program-{fn.replace('_', '-')}",
+        where=f"guards/code_tests.py CodeGuard with apps/game24/program.py's {fn} tests",
+        what=f"a Game of 24 {fn}() the model wrote",
+        truth=truth,
+        build=lambda _ctx: builders[fn](),
+        judge=judge,
+    )
 
 
 def _plan_level(level: str) -> GuardSpec:
@@ -209,6 +228,11 @@ GUARDS: tuple[GuardSpec, ...] = (
         build=lambda ctx: game24_cases.answer_text_cases(),
         judge=_sync(game24_cases.judge_answer_text),
     ),
+    _program("is_goal", "True exactly for one number equal to 24 (an independent evaluator)"),
+    _program("combine", "exactly the six results on every pair of a grid with 0, negatives "
+             "and fractions (an independent evaluator)"),  # fmt: skip
+    _program("successors", "exactly the legal children of every state reachable from 40 "
+             "training puzzles (an independent evaluator)"),  # fmt: skip
 )
 
 

@@ -158,11 +158,13 @@ def training_states() -> tuple[State, ...]:
 
 
 def goal_states() -> tuple[State, ...]:
-    """Known goal and non-goal states (goal soundness)."""
+    """Known goal and non-goal states (goal soundness): 24 alone, and states that hold
+    24 first or last but are not won (the labelled set of benchmarks/guard_accuracy.py
+    found `state[-1] == 24` passing without the second)."""
     f = Fraction
     return (
         (f(24),), (f(48, 2),), (f(23),), (f(-24),), (f(1, 24),), (f(24), f(1)),
-        (f(12), f(12)), (f(4), f(6), f(1)),
+        (f(1), f(24)), (f(12), f(12)), (f(4), f(6), f(1)),
     )  # fmt: skip
 
 
