@@ -149,15 +149,25 @@ def retrieval_only(questions: list[Question]) -> dict[str, Any]:
 
 
 async def evaluate(
-    questions: list[Question], spec: str, config: ResearchConfig
+    questions: list[Question], spec: str, config: ResearchConfig, traces: Path | None = None
 ) -> list[dict[str, Any]]:
+    """Run each question; with `traces`, every run's events go to that JSONL file (one
+    line per event, with the question's number), so a failure can be read afterwards."""
     model = model_from_spec(spec)
+    if traces is not None:
+        traces.parent.mkdir(parents=True, exist_ok=True)
+        traces.write_text("")
     loop = ResearchLoop(model=model, providers=[CorpusProvider(corpus="wikipedia")], config=config)
     rows = []
     for number, q in enumerate(questions, 1):
         started = time.perf_counter()
         run = await loop.run(q.question)
         seconds = time.perf_counter() - started
+        if traces is not None:
+            with traces.open("a", encoding="utf-8") as out:
+                for event in run.trace.events:
+                    record = {"question": number, **event.as_dict()}
+                    out.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
         ranked = [r.title for r in run.state.ranked()]
         row: dict[str, Any] = {
             **asdict(q),
@@ -349,6 +359,12 @@ def main() -> None:
         help="with --set second: which half (heldout: never tuned on)",
     )
     parser.add_argument(
+        "--traces",
+        type=Path,
+        default=None,
+        help="write every run's trace events to this JSONL file (for reading failures)",
+    )
+    parser.add_argument(
         "--merge",
         nargs="+",
         metavar="NAME",
@@ -372,7 +388,7 @@ def main() -> None:
         rest = questions[args.offset :]
         chosen = rest[: args.limit] if args.limit else rest
         name = args.name if args.name != "research_embedded" else f"research_second_{args.split}"
-    rows = asyncio.run(evaluate(chosen, args.model, config))
+    rows = asyncio.run(evaluate(chosen, args.model, config, args.traces))
     report = {
         "set": args.set if args.set == "first" else f"second, {args.split} half",
         "model": args.model,

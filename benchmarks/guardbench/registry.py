@@ -130,7 +130,7 @@ GUARDS: tuple[GuardSpec, ...] = (
     GuardSpec(
         name="research-plan",
         truth="the queries differ in their words (BM25 ignores order and case)",
-        where="loops/research/phases.py _plan_guard",
+        where="loops/research/state.py ResearchState.with_queries (same words, one query)",
         what="the planner's queries",
         build=lambda ctx: research_cases.plan_cases(ctx["exclude"]),
         judge=_async(research_cases.judge_plan),

@@ -21,7 +21,9 @@ fail shapes
 - `right-title-unrelated-source`: the right title citing a source that never
   mentions it.
 
-`research-plan`: the planner's guard (queries must differ). Queries built from the
+`research-plan`: the loop's rule that queries with the same words are one query
+(`ResearchState.with_queries`; it was the planner's guard until the guard's retries
+were found to end runs that needed no plan). Queries built from the
 question's words: pass when they differ in their
 words, fail when they are the same words (in any order or case), since BM25 ranks
 the same words the same.
@@ -45,7 +47,8 @@ from guardsearch.core.context import Context
 from guardsearch.core.source import Source
 from guardsearch.loops.research.citations import support_judge
 from guardsearch.loops.research.config import ResearchConfig
-from guardsearch.loops.research.phases import plan_step, synthesize_step
+from guardsearch.loops.research.phases import synthesize_step
+from guardsearch.loops.research.state import Query, ResearchState
 from guardsearch.steps.step import Step
 
 SEED = 1616
@@ -205,8 +208,13 @@ async def judge_support(
 
 
 async def judge_plan(case: Case) -> bool:
-    step = plan_step(ResearchConfig())
-    return await _check(step, case.input["draft"], case.input["question"])
+    """Whether the loop searches the plan's queries as different queries: it keeps
+    more than one of them (`ResearchState.with_queries` drops a query with the same
+    words as one before it). No guard sends a plan back since issue 16's research
+    fix: a plan that repeats itself costs nothing, the task is searched anyway."""
+    queries = [Query(query=q["query"]) for q in case.input["draft"]["queries"]]
+    state = ResearchState(task=case.input["question"], max_iters=1).with_queries(queries)
+    return len(state.plan_queries) > 1
 
 
 async def _check(step: Step, value: dict[str, object], objective: str) -> bool:

@@ -256,15 +256,57 @@ async def test_a_state_over_its_size_cap_is_compacted(small_index: CorpusIndex) 
 # -- error surfaces ---------------------------------------------------------------------
 
 
-async def test_an_unparseable_plan_becomes_an_error_response(small_index: CorpusIndex) -> None:
+async def test_an_unparseable_plan_falls_back_to_the_task_as_the_query(
+    small_index: CorpusIndex,
+) -> None:
+    # The task is the first query whatever the plan says: a plan that never parses
+    # costs its attempts, not the run.
     model = research_model(plan="this is not json")
     run = await loop_for(model, [CorpusProvider(small_index)]).run(QUESTION)
-    response = run.response
-    assert isinstance(response, ErrorResponse)
-    assert response.error.type == "parse_error" and response.error.retryable
-    assert response.error.details and response.error.details["attempts"] == 3
-    assert run.state.error_log[-1].phase == "plan"
-    assert model.calls == 3
+    assert isinstance(run.response, AgentResponse), run.response
+    assert "Seurat" in run.response.final_answer
+    assert len(prompts(model, "PlanDraft")) == 3  # rmax attempts, then the fallback
+    assert run.state.queries_run[0].query == QUESTION
+    assert run.state.tier == "standard" and run.plan is not None and not run.plan.queries
+    failed = [e.data for e in run.trace.of_kind("phase") if e.data["phase"] == "plan_failed"]
+    assert len(failed) == 1
+    assert "research-plan" in failed[0]["reason"] and failed[0]["attempts"] == 3
+    assert failed[0]["queries"] == [QUESTION]
+    assert "planned" not in phases(run.trace)
+    assert run.state.error_log[0].phase == "plan"
+    assert any(e["phase"] == "plan" for e in run.response.errors)
+
+
+async def test_a_failed_plan_keeps_the_configured_tier(small_index: CorpusIndex) -> None:
+    model = research_model(plan="this is not json")
+    run = await loop_for(model, [CorpusProvider(small_index)]).run(QUESTION, tier="simple")
+    assert isinstance(run.response, AgentResponse)
+    assert run.state.tier == "simple" and run.state.max_iters == 2
+
+
+async def test_a_plan_repeating_the_task_words_is_searched_once_without_a_retry(
+    small_index: CorpusIndex,
+) -> None:
+    # A fact question's planner copies the quote: the same words retrieve the same, so
+    # those queries are dropped by code, and the plan is not sent back.
+    quote = "Georges Seurat's most famous work"
+    task = f'Which subject is this about: "{quote}"?'
+    plan = {
+        "complexity": "simple",
+        "queries": [
+            {"query": quote, "intent": "the quote"},
+            {"query": quote.upper(), "intent": "again"},
+            {"query": f"which subject {quote} about", "intent": "the task"},
+        ],
+    }
+    model = research_model(plan=plan)
+    run = await loop_for(model, [CorpusProvider(small_index)]).run(task)
+    assert len(prompts(model, "PlanDraft")) == 1
+    first = next(e.data for e in run.trace.of_kind("phase") if e.data["phase"] == "search")
+    # The recased quote has the quote's words, the third query the task's ("which",
+    # "is", "this", "about" are stopwords to the search).
+    assert first["queries"] == [task, quote]
+    assert "plan_failed" not in phases(run.trace)
 
 
 async def test_a_reflection_claiming_sufficiency_without_sources_is_sent_back() -> None:

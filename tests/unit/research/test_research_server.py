@@ -91,7 +91,7 @@ async def test_an_invalid_request_is_a_400_error_response(client: httpx.AsyncCli
 
 async def test_a_parse_failure_is_a_502_error_response(small_index: CorpusIndex) -> None:
     app = create_app(
-        model=research_model(plan="garbage"),
+        model=research_model(synthesize="garbage"),
         providers=[CorpusProvider(small_index)],
         config=ResearchConfig(),
     )

@@ -373,9 +373,16 @@ class _Run:
     async def do_plan(self) -> None:
         self.phase("plan")
         step = plan_step(self.config)
-        outcome = await self.step(
-            "plan", run_step(step, self.context, self.metered, variables={"task": self.state.task})
-        )
+        try:
+            outcome = await self.step(
+                "plan",
+                run_step(step, self.context, self.metered, variables={"task": self.state.task}),
+            )
+        except Stop as stop:
+            if not isinstance(stop.error, StepFailed):
+                raise  # the budget, the deadline or the backend: a later step fails alike
+            self.plan_failed(stop.error)
+            return
         draft = PlanDraft.model_validate(outcome.value)
         planned = [q for q in draft.queries if _meaningful(q.query)]
         self.plan = PlanResponse(queries=planned)
@@ -396,6 +403,29 @@ class _Run:
             "planned",
             tier=limits.name,
             detected=draft.complexity,
+            queries=[q.query for q in self.state.plan_queries],
+        )
+
+    def plan_failed(self, error: StepFailed) -> None:
+        """No usable plan after the step's retries: search the task alone (always the
+        first query, it needs no plan) at the configured tier, else standard. The
+        failure is in the state's error log (phase `plan`) and a `plan_failed` event."""
+        limits = self.config.limits(None)
+        self.plan = PlanResponse(queries=[])
+        self.advance(
+            self.state.with_limits(
+                tier=limits.name,
+                max_iters=limits.max_iters,
+                max_queries=limits.max_queries,
+                max_sources=limits.max_sources,
+            ).with_queries([Query(query=self.state.task, intent="the task as asked")])
+        )
+        self.phase(
+            "plan_failed",
+            reason=str(error),
+            feedback=error.feedback[-1] if error.feedback else "",
+            attempts=error.attempts,
+            tier=limits.name,
             queries=[q.query for q in self.state.plan_queries],
         )
 

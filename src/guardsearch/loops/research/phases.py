@@ -49,26 +49,17 @@ _PROMPT_MARKS = (
 )
 
 
-def _plan_guard(value: object) -> str | None:
-    """At least two queries that retrieve differently: compared as the sets of content
-    words the retriever sees (BM25 ignores word order, case and stopwords), so the same
-    words reordered or recased are the same query."""
-    draft = PlanDraft.model_validate(value)
-    distinct = {frozenset(terms(q.query)) or q.query.strip().lower() for q in draft.queries}
-    if len(distinct) < 2:
-        return (
-            "the queries use the same words (the search ignores their order and case); "
-            "give queries with different words (names, key terms)"
-        )
-    return None
-
-
 def plan_step(config: ResearchConfig) -> Step:
+    """The planner: a complexity guess and queries, checked by their schema only.
+
+    No guard judges the queries: the task itself is searched first, and queries with
+    the same words as the task or as each other are dropped by code (`ResearchState.
+    with_queries`), so a plan that only repeats the question costs nothing. A guard
+    that sent such a plan back ended runs whose first query needed no plan (issue 16)."""
     return Step(
         name="research-plan",
         prompt=PromptTemplate.packaged("research_plan"),
         schema=PlanDraft,
-        guard=_plan_guard,
         rmax=config.rmax,
         max_tokens=config.plan_max_tokens,
     )

@@ -19,6 +19,7 @@ from typing import Any
 
 from guardsearch.core.errors import RunError
 from guardsearch.core.source import Source
+from guardsearch.corpus.query import terms
 from guardsearch.tools.resilient import QueryOutcome
 
 # A query "failed" for reformulation purposes when it errored or found fewer than
@@ -104,7 +105,10 @@ class ResearchState:
         )
 
     def with_queries(self, queries: Iterable[Query]) -> ResearchState:
-        """The queries for the next search: new ones only (never re-run a query), trimmed."""
+        """The queries for the next search: new ones only, trimmed. A query is new when
+        its content words are (the search ranks by them: the same words in another
+        order or case, or with other stopwords, retrieve the same), so no query runs
+        twice and a planner repeating the task's words costs no search."""
         done = {_norm(r.query) for r in self.queries_run}
         chosen: dict[str, Query] = {}
         for q in queries:
@@ -261,7 +265,10 @@ class ResearchState:
 
 
 def _norm(query: str) -> str:
-    return " ".join(query.lower().split())
+    """What a query retrieves by: its content words as a sorted set (its lower-cased
+    words when it has none, "who is it?")."""
+    words = terms(query)
+    return " ".join(sorted(words)) if words else " ".join(query.lower().split())
 
 
 def check_transition(before: ResearchState, after: ResearchState) -> None:
