@@ -111,6 +111,25 @@ async def test_a_fragment_from_an_article_about_something_else_is_unsupported() 
     assert v.unsupported == ("[2]",)
 
 
+DON_GIOVANNI = {
+    "[1]": "Don Giovanni is an opera in two acts with music by Wolfgang Amadeus Mozart and "
+    "Italian libretto by Lorenzo Da Ponte.",
+}
+
+
+async def test_a_fragment_is_judged_by_the_words_it_adds_to_the_question() -> None:
+    # "Giovanni" is the question's word and "da" is Da Ponte's: neither says Palestrina
+    # composed it (the first eval's Don Giovanni question, answered so on the model).
+    question = "Who composed the opera Don Giovanni?"
+    wrong = await verify_citations(
+        "Giovanni Pierluigi da Palestrina", ["[1]"], DON_GIOVANNI, LexicalSupport(), question
+    )
+    right = await verify_citations(
+        "Wolfgang Amadeus Mozart", ["[1]"], DON_GIOVANNI, LexicalSupport(), question
+    )
+    assert wrong.verified == () and right.verified == ("[1]",)
+
+
 # -- unsupported and uncited claims --------------------------------------------------
 
 

@@ -203,6 +203,14 @@ def is_about(question: str, source: str, subject: Sequence[str] = ()) -> bool:
     return about_question(question, source) >= RELEVANCE
 
 
+def beyond(claim: str, question: str) -> str:
+    """The content words of `claim` that are not the question's (the claim itself when
+    it adds none: an echo is judged as it is)."""
+    asked = {_stem(w) for w in terms(question)}
+    added = [w for w in terms(plain(claim)) if _stem(w) not in asked]
+    return " ".join(added) if added else claim
+
+
 def is_short(claim: str) -> bool:
     return len([w for w in terms(plain(claim)) if not w.isdigit()]) < SHORT_CLAIM
 
@@ -388,8 +396,11 @@ async def verify_citations(
                 ok = await base.supports(claim, source, question if short else "")
             if ok and short and lexical:
                 # The fragment itself must be in the source ("Gustave Eiffel" is not in
-                # Las Meninas, however well the question matches it) ...
-                ok = lexical_support(claim, source) >= 0.5
+                # Las Meninas, however well the question matches it): what it adds to
+                # the question, since the question's own words prove nothing ("Giovanni
+                # Pierluigi da Palestrina" for "Who composed Don Giovanni?" shares
+                # "Giovanni" with the question and "da" with "Lorenzo Da Ponte") ...
+                ok = lexical_support(beyond(claim, question), source) >= 0.5
                 # ... and the source must be about most of the question's subject.
                 ok = ok and subject_coverage(subject, source) > 0.5
             if ok and base is not judge:
