@@ -16,6 +16,16 @@ when the answer restates that source's description (`described_subject`). Counte
 repaired to the question's article (right), repaired to another title (a false
 repair: a wrong answer made to pass), or left rejected.
 
+Descriptions on fact questions ("Which subject is this about: \"...\""): a small model
+answers with the description of the article the quote is from ("Japanese automotive
+manufacturer" for Toyota), true of it and not naming it. Each of the top 5 sources'
+descriptions is judged as the answer, citing that source: the guard names the
+described subject (title first, the answer kept after it) unless two sources share the
+description, the answer already names it, or the question does. Counted for the
+question's own article (named: now right) and for the other sources (named: still a
+wrong answer, now saying which subject it describes); the answer's text is kept, so a
+repair cannot make a right answer wrong.
+
     python benchmarks/research_repair_check.py   # -> benchmarks/results/research_repair_check.md
 """
 
@@ -102,6 +112,41 @@ async def echo_check(split: str) -> dict[str, int]:
     return counts
 
 
+async def description_check(split: str) -> dict[str, int]:
+    provider = CorpusProvider(corpus="wikipedia")
+    counts = dict.fromkeys(
+        ("own", "own_named", "own_passed", "own_rejected", "other", "other_named"), 0
+    )
+    counts.update(other_passed=0, other_rejected=0)
+    for q in second_set(split):
+        if q.kind != "fact":
+            continue
+        hits = await provider.search(q.question, 5)
+        sources = {f"[{i}]": replace(h, id=f"[{i}]") for i, h in enumerate(hits, 1)}
+        step = synthesize_step(ResearchConfig(), sources, LexicalSupport())
+        ctx = Context(objective=q.question)
+        for source_id, source in sources.items():
+            if not source.description:
+                continue
+            kind = "own" if source.title == q.article else "other"
+            counts[kind] += 1
+            value = {"answer": source.description, "citations": [source_id]}
+            art = Artifact(id="a", step=step.name, text=json.dumps(value), value=value)
+            v = await step.checker.check(art, ctx)
+            if v.passed:
+                counts[f"{kind}_passed"] += 1
+                continue
+            if v.patch:
+                fixed = apply_patch(value, v.patch)
+                art2 = Artifact(id="b", step=step.name, text=json.dumps(fixed), value=fixed)
+                named = fixed["answer"].startswith(f"{source.title} (")
+                if (await step.checker.check(art2, ctx)).passed and named:
+                    counts[f"{kind}_named"] += 1
+                    continue
+            counts[f"{kind}_rejected"] += 1
+    return counts
+
+
 if __name__ == "__main__":
     rows = {split: asyncio.run(main(split)) for split in ("tune", "heldout")}
     lines = [
@@ -137,6 +182,24 @@ if __name__ == "__main__":
             f"| {split} | {c['echoes']} | {c['right']} | {c['false_repair']} | "
             f"{c['rejected']} | {c['passed']} |"
         )
+    described = {split: asyncio.run(description_check(split)) for split in ("tune", "heldout")}
+    lines += [
+        "",
+        "## Descriptions as answers to fact questions",
+        "",
+        "Each top-5 source's description as the answer to a fact question, citing that "
+        "source (see the docstring). Developed on the tuning half.",
+        "",
+        "| split | own article's: answers | named (right) | passed unnamed | rejected "
+        "| other sources': answers | named | passed unnamed | rejected |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for split, c in described.items():
+        lines.append(
+            f"| {split} | {c['own']} | {c['own_named']} | {c['own_passed']} | "
+            f"{c['own_rejected']} | {c['other']} | {c['other_named']} | "
+            f"{c['other_passed']} | {c['other_rejected']} |"
+        )
     out = Path(__file__).parent / "results" / "research_repair_check.md"
     out.write_text("\n".join(lines) + "\n")
-    print(json.dumps({"cited": rows, "echoes": echo_rows}))
+    print(json.dumps({"cited": rows, "echoes": echo_rows, "descriptions": described}))

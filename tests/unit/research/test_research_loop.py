@@ -365,6 +365,29 @@ async def test_an_answer_restating_a_source_description_is_repaired_to_its_subje
     assert run.steering.repairs == 1
 
 
+async def test_an_answer_describing_a_source_without_naming_it_is_given_its_subject(
+    small_index: CorpusIndex,
+) -> None:
+    # A fact question: the model writes the description of the article the quote is
+    # from, which is true of it and does not name what was asked for.
+    question = 'Which subject is this about: "The island of the Seine hosts Notre-Dame."?'
+    model = research_model(synthesize=[{"answer": "Capital of France.", "citations": []}])
+    run = await loop_for(model, [CorpusProvider(small_index)]).run(question)
+    assert isinstance(run.response, AgentResponse), run.response
+    assert run.response.final_answer == "Paris (Capital of France)"
+    assert [s.title for s in run.response.sources] == ["Paris"]
+    assert len(prompts(model, "SynthesisDraft")) == 1 and run.steering.repairs == 1
+
+
+async def test_a_description_answers_a_question_that_names_its_subject(
+    small_index: CorpusIndex,
+) -> None:
+    model = research_model(synthesize={"answer": "Capital of France", "citations": ["[1]"]})
+    run = await loop_for(model, [CorpusProvider(small_index)]).run("What is Paris?")
+    assert isinstance(run.response, AgentResponse), run.response
+    assert run.response.final_answer == "Capital of France" and run.steering.repairs == 0
+
+
 def test_no_subject_is_named_when_two_descriptions_match_equally() -> None:
     a = Source(id="[1]", title="Paris", description="Capital of France", text="")
     b = Source(id="[2]", title="Lutetia", description="Capital of France", text="")

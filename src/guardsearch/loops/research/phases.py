@@ -198,7 +198,8 @@ def synthesize_step(
 
     async def citation_guard(value: object, artifact: Artifact, context: Context) -> GuardResult:
         draft = SynthesisDraft.model_validate(value)
-        words = {w for w in terms(plain(draft.answer)) if not w.isdigit()}
+        flat = plain(draft.answer).rstrip(".")
+        words = {w for w in terms(flat) if not w.isdigit()}
         if not words:
             return GuardResult.fail(
                 "the answer has no words: state the answer in a sentence, then the source id "
@@ -242,6 +243,22 @@ def synthesize_step(
             draft.answer, draft.citations, sources, judge, question=context.objective
         )
         if verification.verified:
+            unnamed = described_subject(set(terms(flat)), sources)
+            if unnamed is not None and not set(terms(unnamed[1])) <= set(terms(context.objective)):
+                # "Which subject is this about: 'It was founded by Kiichiro Toyoda ...'"
+                # -> "Japanese automotive manufacturer [2]": true of [2], whose subject
+                # the answer describes without naming it (the question does not name it
+                # either, or describing it would answer).
+                source_id, title = unnamed
+                return GuardResult.fail(
+                    f"the answer describes the subject of source {source_id} without naming "
+                    f"it; name it: {title!r}",
+                    "answer",
+                    patch=[
+                        {"op": "replace", "path": "/answer", "value": f"{title} ({flat})"},
+                        {"op": "replace", "path": "/citations", "value": [source_id]},
+                    ],
+                )
             # Extra bad ids are dropped and reported later; one verified citation is enough.
             return GuardResult.ok(
                 "citations", score=len(verification.verified) / max(1, len(verification.cited))
