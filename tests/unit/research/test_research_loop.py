@@ -32,7 +32,7 @@ from guardsearch.loops.research import (
     ResearchConfig,
     ResearchLoop,
 )
-from guardsearch.loops.research.phases import DEGRADED_NOTE, described_subject
+from guardsearch.loops.research.phases import DEGRADED_NOTE, described_subject, quoted_source
 from guardsearch.tools import CorpusProvider, ResilienceSettings
 
 FAST = ResilienceSettings(timeout_s=0.05)
@@ -386,6 +386,35 @@ async def test_a_description_answers_a_question_that_names_its_subject(
     run = await loop_for(model, [CorpusProvider(small_index)]).run("What is Paris?")
     assert isinstance(run.response, AgentResponse), run.response
     assert run.response.final_answer == "Capital of France" and run.steering.repairs == 0
+
+
+async def test_an_answer_repeating_the_quoted_passage_is_repaired_to_its_article(
+    small_index: CorpusIndex,
+) -> None:
+    # Asked what a quoted sentence is about, the small model copies the sentence back;
+    # the one retrieved article whose text holds it names the subject.
+    question = 'Which subject is this about: "The island of the Seine hosts Notre-Dame."?'
+    echo = {"answer": "The island of the Seine hosts Notre-Dame.", "citations": ["[1]"]}
+    model = research_model(synthesize=[echo])
+    run = await loop_for(model, [CorpusProvider(small_index)]).run(question)
+    assert isinstance(run.response, AgentResponse), run.response
+    assert run.response.final_answer == "Paris"
+    assert [s.title for s in run.response.sources] == ["Paris"]
+    assert len(prompts(model, "SynthesisDraft")) == 1 and run.steering.repairs == 1
+
+
+def test_a_quoted_passage_names_a_subject_only_when_one_source_holds_it() -> None:
+    question = 'Which subject is this about: "It was built from 1887 to 1889 in Paris."?'
+    tower = Source(id="[1]", title="Eiffel Tower", text="It was built from 1887 to 1889 in Paris.")
+    copy = Source(
+        id="[2]", title="Paris", text="Of a tower: it was built from 1887 to 1889 in Paris!"
+    )
+    other = Source(id="[3]", title="Louvre", text="It was built in 1190.")
+    echo = {"built", "1887", "1889", "paris"}
+    assert quoted_source(echo, {"[1]": tower, "[3]": other}, question) == ("[1]", "Eiffel Tower")
+    assert quoted_source(echo, {"[1]": tower, "[2]": copy}, question) is None  # two hold it
+    assert quoted_source({"louvre"}, {"[1]": tower}, question) is None  # not the quote's words
+    assert quoted_source(echo, {"[1]": tower}, "Which subject was built 1887 to 1889?") is None
 
 
 def test_no_subject_is_named_when_two_descriptions_match_equally() -> None:

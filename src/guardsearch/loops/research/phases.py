@@ -171,6 +171,40 @@ def described_subject(
     return best, described[best][0].title
 
 
+# A passage the question quotes ("Which subject is this about: \"...\"?"): long enough
+# that finding it in a source's text says which article it comes from.
+_QUOTED = re.compile(r"[\"“]([^\"“”]{20,})[\"”]")
+
+
+def _flat(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.lower()))
+
+
+def quoted_source(
+    words: set[str],
+    sources: Mapping[str, str] | Mapping[str, Source] | Mapping[str, str | Source],
+    question: str,
+) -> tuple[str, str] | None:
+    """The (id, title) of the one retrieved source whose text holds the passage the
+    question quotes, when `words` (an answer that only repeats the question) are words
+    of that passage: asked what a quoted sentence is about, the small model copies the
+    sentence back, and the article the sentence is from names its subject. None when
+    the question quotes nothing, the answer repeats other words, or no source or two
+    sources hold the passage."""
+    for passage in _QUOTED.findall(question):
+        if not words or not words <= set(terms(passage)):
+            continue
+        wanted = _flat(passage)
+        holders = [
+            (source_id, source.title)
+            for source_id, source in sources.items()
+            if isinstance(source, Source) and wanted in _flat(source.text)
+        ]
+        if len(holders) == 1:
+            return holders[0]
+    return None
+
+
 def _unique_best(scored: list[tuple[float, str]]) -> str | None:
     """The id with the highest score, None when there is none or two share it."""
     ranked = sorted(scored, reverse=True)
@@ -218,13 +252,15 @@ def synthesize_step(
             # "Who wrote Moby-Dick?" -> "Moby-Dick [1]" cites a true source and says nothing.
             named = described_subject(
                 set(terms(plain(draft.answer))), sources, question=context.objective
-            )
+            ) or quoted_source(set(terms(flat)), sources, context.objective)
             if named is not None:
                 # "Which subject is described as: Capital of West Bengal?" -> "Capital of
                 # West Bengal" restates source [3]'s description: its subject is [3]'s title.
+                # 'Which subject is this about: "It was founded by Kiichiro Toyoda ..."?'
+                # -> the quote again: it is from source [2]'s text, about Toyota.
                 source_id, title = named
                 return GuardResult.fail(
-                    f"the answer only repeats the question; it restates the description of "
+                    f"the answer only repeats the question; what it repeats is from "
                     f"source {source_id}, whose subject is {title!r}",
                     "answer",
                     patch=[
