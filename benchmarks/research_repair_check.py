@@ -12,7 +12,8 @@ Echoes: a small model often copies the question's own words back. Each question 
 also judged with four echo answers made of its words (the text after the colon, its
 first three and first two content words, its last three) citing the top source: the
 guard rejects them as repeating the question, and repairs one to a source's title
-when the answer restates that source's description (`described_subject`). Counted:
+when the answer restates that source's description (`described_subject`) or repeats a
+passage the question quotes that one source's text holds (`quoted_source`). Counted:
 repaired to the question's article (right), repaired to another title (a false
 repair: a wrong answer made to pass), or left rejected.
 
