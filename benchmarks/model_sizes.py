@@ -214,7 +214,9 @@ def markdown(card: dict[str, Any], command: str, note: str = "") -> str:
     lines = [
         "# Model sizes: 0.5B, 1.5B and the ladder on the same puzzles",
         "",
-        f"Game of 24, astar, rows {card['rows']} ({card['puzzles']} puzzles), "
+        f"Game of 24, astar, rows {card['rows']} ({card['puzzles']} puzzles; "
+        f"{min((m['n'] for m in card['models'].values()), default=0)} measured for every "
+        "model so far), "
         f"at most {card['calls_cap']} calls per puzzle, paired (same puzzles, seeds).",
     ]
     if card["sample"]:
