@@ -120,6 +120,9 @@ def goal_test_case(args: tuple[Any, ...], want: bool, why: str = "") -> Case:
     return Case("is_goal", args, check, f"{want} ({why})" if why else str(want))
 
 
+ECHO_CHARS = 120
+
+
 def show_call(fn: str, args: Sequence[Any]) -> str:
     return f"{fn}({', '.join(show_value(a) for a in args)})"
 
@@ -157,9 +160,12 @@ def case_failure(case: Case, outcome: CallOutcome) -> tuple[str, str] | None:
         problem = f"the result could not be checked ({type(exc).__name__}: {exc})"
     if problem is None:
         return None
+    # What came back is echoed short, so what is wrong with it comes early: a small
+    # model reads the first lines of a long verdict.
     return (
         "wrong answer",
-        f"{call} returned {show_value(outcome.value)}: {problem}; expected {case.expected}",
+        f"{call} returned {show_value(outcome.value, ECHO_CHARS)}: {problem}; "
+        f"expected {case.expected}",
     )
 
 

@@ -20,7 +20,13 @@ from typing import Any
 from guardsearch.apps.game24.arith import TARGET, Item, StepError, apply_step, calc, show
 from guardsearch.apps.game24.solve import puzzles
 from guardsearch.apps.game24.space import _line, _state
-from guardsearch.guards.code_tests import Case, goal_test_case, successors_case, values_case
+from guardsearch.guards.code_tests import (
+    Case,
+    goal_test_case,
+    show_value,
+    successors_case,
+    values_case,
+)
 from guardsearch.search.program import FunctionSpec, ProgramDomain, domain_version
 
 TRAINING_ROWS = 900
@@ -84,7 +90,7 @@ def legal(parent: Sequence[Any], child: Any) -> str | None:
     if not isinstance(child, list | tuple):
         return "a state must be a tuple of numbers"
     if len(child) != len(parent) - 1:  # the shape first: it says what to change
-        return f"a step leaves {len(parent) - 1} numbers, this has {len(child)}"
+        return f"a step leaves {len(parent) - 1} numbers, this has {len(child)}" + _one_step(parent)
     try:
         key = state_key(child)
     except StepError as exc:
@@ -92,6 +98,24 @@ def legal(parent: Sequence[Any], child: Any) -> str | None:
     if key not in successors(state_key(parent)):
         return "no single + - * / of two numbers left gives it"
     return None
+
+
+def _one_step(parent: Sequence[Any]) -> str:
+    """A worked step from `parent`, to follow a wrong-length verdict: what the fix is,
+    not only what is wrong (seen on the 1.5B: the pair replaced in place, `None` where
+    the second number was, 11 answers running)."""
+    if len(parent) < 2:
+        return ""
+    a, b, *rest = parent
+    try:
+        child = (*rest, as_number(a) + as_number(b))
+    except StepError:
+        return ""
+    return (
+        f": the two numbers a step uses are replaced by its one result, placed after "
+        f"the other numbers, e.g. from {show_value(tuple(parent))} the step "
+        f"{show_value(a)} + {show_value(b)} gives {show_value(child)}"
+    )
 
 
 def goal(state: Any) -> str | None:
