@@ -226,13 +226,17 @@ async def write_function(
     calls = 0
     context = base
     call = CallInfo(role=step.role)
+    # A backtrack round (`failures`) starts its schedule past the greedy answer: at
+    # temperature 0 the first sample of a new round came back the same as the last
+    # round's first (a repeat, a call for nothing), seen on the 1.5B.
+    skip = 1 if failures else 0
     for number in range(1, samples + retries + 1):
         independent = number <= samples
         outcome = await attempt_step(
             step,
             base if independent else context,
             metered,
-            attempt=min(number, 3),
+            attempt=min(number + skip, 3),
             seed=seed + number - 1,
             variables=variables,
             seen=seen,

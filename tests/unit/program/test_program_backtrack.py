@@ -84,3 +84,18 @@ async def test_without_feedback_the_backtrack_carries_no_test_verdict() -> None:
     assert result["succeeded"]
     fresh = model.requests[2].messages[0].content
     assert "Previous Attempt Failed" in fresh and "is_goal((23,))" not in fresh
+
+
+async def test_a_backtrack_round_does_not_start_greedy_again() -> None:
+    # Seen on the 1.5B: at temperature 0 the new round's first sample was the last
+    # round's first again (dropped as a repeat, a call for nothing).
+    model = ScriptedModel(
+        [fenced(WRONG), fenced(ALSO_WRONG), fenced(GOAL), fenced(COMBINE), fenced(SUCC)]
+    )
+    await solve_game24(
+        "4 5 6 10", strategy="program", model=model, samples=1, retries=1, backtracks=1,
+        cache=False,
+    )  # fmt: skip
+    temperatures = [r.temperature for r in model.requests[:3]]
+    assert temperatures[0] == 0.0  # the first round starts greedy
+    assert temperatures[2] > 0.0  # the backtrack round does not
