@@ -136,7 +136,10 @@ def _combine_list(terms: Sequence[str], zero: str) -> str:
             "    if a != 0:\n        out.append(b / a)\n    return out\n"
         )
     if zero == "none":
-        return f"def combine(a, b):\n    return [{body}, a / b if b else None, b / a if a else None]\n"
+        return (
+            f"def combine(a, b):\n"
+            f"    return [{body}, a / b if b else None, b / a if a else None]\n"
+        )
     if zero == "unguarded":
         return f"def combine(a, b):\n    return [{body}, a / b, b / a]\n"
     if zero == "floor":
@@ -145,17 +148,22 @@ def _combine_list(terms: Sequence[str], zero: str) -> str:
             "    if a != 0:\n        out.append(b // a)\n    return out\n"
         )
     if zero == "one-way":
-        return f"def combine(a, b):\n    out = [{body}]\n    if b != 0:\n        out.append(a / b)\n    return out\n"
+        return (
+            f"def combine(a, b):\n    out = [{body}]\n"
+            "    if b != 0:\n        out.append(a / b)\n    return out\n"
+        )
     if zero == "special":  # right, except when 13 is one of the numbers
         return (
             f"def combine(a, b):\n    out = [{body}]\n    if b != 0:\n        out.append(a / b)\n"
-            "    if a != 0:\n        out.append(b / a)\n    return out[:-1] if 13 in (a, b) else out\n"
+            "    if a != 0:\n        out.append(b / a)\n"
+            "    return out[:-1] if 13 in (a, b) else out\n"
         )
     if zero == "fraction":
         return (
             "from fractions import Fraction\n\n"
             f"def combine(a, b):\n    a, b = Fraction(a), Fraction(b)\n    out = [{body}]\n"
-            "    if b:\n        out.append(a / b)\n    if a:\n        out.append(b / a)\n    return out\n"
+            "    if b:\n        out.append(a / b)\n"
+            "    if a:\n        out.append(b / a)\n    return out\n"
         )
     raise ValueError(zero)
 
@@ -196,7 +204,8 @@ _SUCCESSORS = {
         "import itertools\n\ndef successors(state):\n    out = []\n"
         "    for {i}, {j} in itertools.combinations(range(len(state)), 2):\n"
         "        rest = tuple(v for k, v in enumerate(state) if k not in ({i}, {j}))\n"
-        "        out.extend(rest + (r,) for r in combine(state[{i}], state[{j}]))\n    return out\n",
+        "        out.extend(rest + (r,) for r in combine(state[{i}], state[{j}]))\n"
+        "    return out\n",
     ),
     "generator": (
         "pass",
@@ -235,7 +244,8 @@ _SUCCESSORS = {
         "def successors(state):\n    out = []\n    for {i} in range(len(state)):\n"
         "        for {j} in range({i} + 1, len(state)):\n"
         "            rest = [state[k] for k in range(len(state)) if k not in ({i}, {j})]\n"
-        "            out.append(tuple(rest) + (combine(state[{i}], state[{j}]),))\n    return out\n",
+        "            out.append(tuple(rest) + (combine(state[{i}], state[{j}]),))\n"
+        "    return out\n",
     ),
     "special-cased": (
         "fail",
@@ -263,7 +273,10 @@ def successors_variants(rng: random.Random) -> Iterator[tuple[str, str, str]]:
 
 
 _GOALS = {
-    "len-and-value": ("pass", "def is_goal(state):\n    return len(state) == 1 and state[0] == {t}\n"),
+    "len-and-value": (
+        "pass",
+        "def is_goal(state):\n    return len(state) == 1 and state[0] == {t}\n",
+    ),
     "abs-tolerance": (
         "pass",
         "def is_goal(state):\n    return len(state) == 1 and abs(state[0] - {t}) < 1e-9\n",

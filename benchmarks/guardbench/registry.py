@@ -229,10 +229,16 @@ GUARDS: tuple[GuardSpec, ...] = (
         judge=_sync(game24_cases.judge_answer_text),
     ),
     _program("is_goal", "True exactly for one number equal to 24 (an independent evaluator)"),
-    _program("combine", "exactly the six results on every pair of a grid with 0, negatives "
-             "and fractions (an independent evaluator)"),  # fmt: skip
-    _program("successors", "exactly the legal children of every state reachable from 40 "
-             "training puzzles (an independent evaluator)"),  # fmt: skip
+    _program(
+        "combine",
+        "exactly the six results on every pair of a grid with 0, negatives and fractions "
+        "(an independent evaluator)",
+    ),
+    _program(
+        "successors",
+        "exactly the legal children of every state reachable from 40 training puzzles "
+        "(an independent evaluator)",
+    ),
 )
 
 
