@@ -9,31 +9,47 @@ import pytest
 
 from guardsearch import ScriptedModel
 from guardsearch.apps.blocks import BlocksSpace, instance, replay
-from guardsearch.apps.blocks.domain import legal, successors
+from guardsearch.apps.blocks.domain import legal, move_to, successors
 from guardsearch.core.errors import ConfigError
 from guardsearch.registry import build_app
 from guardsearch.search.run import search
 
 GOAL = "def is_goal(state, goal):\n    return sorted(state) == sorted(goal)\n"
+MOVE = """
+def move(state, i, j):
+    block, left = state[i][-1], state[i][:-1]
+    stacks = []
+    for k, stack in enumerate(state):
+        if k == i:
+            if left:
+                stacks.append(left)
+        elif k == j:
+            stacks.append(stack + (block,))
+        else:
+            stacks.append(stack)
+    if j is None:
+        stacks.append((block,))
+    return tuple(stacks)
+"""
+# Mutates a list copy but forgets that the emptied stack must go.
+KEEPS_EMPTY = MOVE.replace(
+    "            if left:\n                stacks.append(left)", "            stacks.append(left)"
+)
 SUCC = """
 def successors(state):
     out = []
-    for i, stack in enumerate(state):
-        block = stack[-1]
-        rest = [s for k, s in enumerate(state) if k != i]
-        left = stack[:-1]
-        for j, other in enumerate(rest):
-            new = [s for k, s in enumerate(rest) if k != j] + [other + (block,)]
-            if left:
-                new.append(left)
-            out.append(tuple(new))
-        if left:
-            out.append(tuple(rest + [left, (block,)]))
+    for i in range(len(state)):
+        for j in range(len(state)):
+            if j != i:
+                out.append(move(state, i, j))
+        if len(state[i]) > 1:
+            out.append(move(state, i, None))
     return out
 """
 # Forgets the moves onto the table: fails completeness.
-TABLE_MOVE = "        if left:\n            out.append(tuple(rest + [left, (block,)]))\n"
-NO_TABLE = SUCC.replace(TABLE_MOVE, "")
+NO_TABLE = SUCC.replace(
+    "        if len(state[i]) > 1:\n            out.append(move(state, i, None))\n", ""
+)
 
 
 def fenced(code: str) -> str:
@@ -47,6 +63,10 @@ def test_the_validator_knows_every_move() -> None:
         (("A",), ("C", "B")),
         (("A", "B", "C"),),
     }
+    # The validator's own move(state, i, j) makes exactly those states.
+    made = {move_to(state, i, j) for i in range(2) for j in (None, 1 - i)}
+    assert made == successors(state) | {move_to(state, 1, None)}
+    assert move_to(state, 1, None) == (("A", "B"), ("C",))  # C alone: the same stacks
     assert legal(state, [["A", "B", "C"]]) is None
     assert legal(state, [["C", "A", "B"]]) is not None
 
@@ -60,17 +80,24 @@ def test_instances_are_reproducible_and_plans_replay() -> None:
 
 async def test_a_scripted_program_solves_an_instance(tmp_path: Path) -> None:
     start, goal = instance(1001)
-    model = ScriptedModel([fenced(GOAL), fenced(NO_TABLE), fenced(SUCC)])
+    model = ScriptedModel(
+        [fenced(GOAL), fenced(KEEPS_EMPTY), fenced(MOVE), fenced(NO_TABLE), fenced(SUCC)]
+    )
     result = await search(
         BlocksSpace(start=start, goal=goal),
         "program",
         model=model,
         cache_dir=str(tmp_path),
-        samples=1,  # the third call is a retry, which carries the failing test
+        samples=1,  # each function's second call is a retry, which carries the failing test
     )
-    assert result.succeeded and result.calls == 3
+    assert result.succeeded and result.calls == 5
     assert replay(start, goal, result.answer) is None
-    retry = "\n".join(m.content for m in model.requests[2].messages)
+    move_retry = "\n".join(m.content for m in model.requests[2].messages)
+    assert "move(((A, B), (C,)), 1, 0)" in move_retry.replace("'", "")
+    assert "is not a non-empty stack" in move_retry
+    succ_prompt = model.requests[3].messages[-1].content
+    assert "def move(state, i, j):" in succ_prompt  # written over the accepted move
+    retry = "\n".join(m.content for m in model.requests[4].messages)
     assert "successors are missing" in retry
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from test_blocks import GOAL as BLOCKS_GOAL
+from test_blocks import MOVE as BLOCKS_MOVE
 from test_blocks import SUCC as BLOCKS_SUCC
 from test_program_strategy import COMBINE, GOAL, SUCC, fenced
 
@@ -49,11 +50,11 @@ async def test_every_order_solves_the_game_of_24_with_right_code(order: str) -> 
 @pytest.mark.parametrize("order", SEARCH_ORDERS)
 async def test_every_order_solves_blocks_and_the_plan_replays(order: str) -> None:
     start, goal = instance(1003)
-    model = ScriptedModel([fenced(BLOCKS_GOAL), fenced(BLOCKS_SUCC)])
+    model = ScriptedModel([fenced(BLOCKS_GOAL), fenced(BLOCKS_MOVE), fenced(BLOCKS_SUCC)])
     result = await search(
         BlocksSpace(start=start, goal=goal), "program", model=model, search=order, cache=False
     )
-    assert result.succeeded and result.calls == 2
+    assert result.succeeded and result.calls == 3
     assert replay(start, goal, result.answer) is None
 
 
@@ -83,7 +84,7 @@ async def test_the_fault_is_found_below_the_root_in_every_order(order: str) -> N
 async def test_astar_finds_a_shortest_blocks_plan_and_dfs_a_valid_one() -> None:
     start, goal = instance(1005, blocks=5)
     domain = blocks_domain(start, goal)
-    sources = {"is_goal": BLOCKS_GOAL, "successors": BLOCKS_SUCC}
+    sources = {"is_goal": BLOCKS_GOAL, "successors": BLOCKS_MOVE + "\n" + BLOCKS_SUCC}
     runs = {
         order: await run_program(domain, sources, limits=Limits(), order=order)
         for order in SEARCH_ORDERS

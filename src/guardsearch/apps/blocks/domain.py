@@ -40,10 +40,16 @@ IS_GOAL = (
     "Return True when state and goal hold the same stacks, in any order of the stacks "
     "(each stack compared from the bottom up). Otherwise return False."
 )
+MOVE = (
+    "Return the state after one move: take the top block of stack number i and put it "
+    "on top of stack number j, or on the table as a new stack when j is None. Return a "
+    "tuple of stacks, each a tuple; leave out stack i if it becomes empty. The state "
+    "given is made of tuples, which cannot be changed: build new tuples."
+)
 SUCCESSORS = (
-    "Return a list of all states one move away: for each stack, take its top block and "
-    "put it on top of each other stack, and, if the stack has more than one block, also "
-    "on the table as a new stack. Leave out stacks that become empty."
+    "Return a list of all states one move away: for every stack number i and every "
+    "other stack number j, move(state, i, j); and, if stack i has more than one block, "
+    "also move(state, i, None)."
 )
 
 
@@ -74,6 +80,18 @@ def moves(state: State) -> list[tuple[str, str, State]]:
         if left:
             out.append((block, "table", canonical([*rest, left, (block,)])))
     return out
+
+
+def move_to(state: State, i: int, j: int | None) -> State:
+    """The validator's own `move`: the top block of stack i onto stack j (or the table)."""
+    block, left = state[i][-1], state[i][:-1]
+    stacks: list[tuple[str, ...]] = []
+    for k, stack in enumerate(state):
+        if k == i:
+            stacks += [left] if left else []
+        else:
+            stacks.append((*stack, block) if k == j else stack)
+    return canonical([*stacks, (block,)] if j is None else stacks)
 
 
 def successors(state: State) -> set[State]:
@@ -128,8 +146,44 @@ def successor_case(state: State) -> Case:
     return successors_case(state, successors(state), legal, canonical)
 
 
+def move_case(state: State, i: int, j: int | None) -> Case:
+    """`move(state, i, j)` returns the state one move makes (stacks in any order)."""
+    want = move_to(state, i, j)
+
+    def check(result: Any) -> str | None:
+        try:
+            got = canonical(result)
+        except ValueError as exc:
+            return str(exc)
+        if got == want:
+            return None
+        return (
+            "that is not the state this move makes"
+            if got in successors(state)
+            else ("that is not one move away")
+        )
+
+    where = "the table" if j is None else f"stack {j}"
+    return Case("move", (state, i, j), check,
+                f"the stacks {want!r} (the top of stack {i} moved onto {where})")  # fmt: skip
+
+
 def goal_case(state: Any, goal: State) -> Case:
     return goal_test_case((state, goal), canonical(state) == goal)
+
+
+def move_cases() -> tuple[Case, ...]:
+    """`move` tests from training seeds only: a move onto another stack, one that
+    empties a stack, and one onto the table."""
+    state = instance(0, blocks=4)[0]
+    tall = next(k for k, stack in enumerate(state) if len(stack) > 1)
+    other = next(k for k in range(len(state)) if k != tall)
+    return (
+        move_case(state, tall, other),
+        move_case(state, tall, None),
+        move_case((("A", "B"), ("C",)), 1, 0),  # stack 1 becomes empty
+        move_case((("A", "B", "C"),), 0, None),
+    )
 
 
 def training_cases() -> tuple[tuple[Case, ...], tuple[Case, ...]]:
@@ -179,8 +233,10 @@ def blocks_domain(start: State, goal: State) -> ProgramDomain:
     functions = (
         FunctionSpec(name="is_goal", signature="def is_goal(state, goal):", doc=IS_GOAL,
                      cases=goal_tests),
+        FunctionSpec(name="move", signature="def move(state, i, j):", doc=MOVE,
+                     cases=move_cases()),
         FunctionSpec(name="successors", signature="def successors(state):", doc=SUCCESSORS,
-                     cases=succ_tests),
+                     cases=succ_tests, uses=("move",)),
     )  # fmt: skip
     goal_key = canonical(goal)
 
