@@ -145,6 +145,20 @@ def _plain(value: Any) -> Any:
     return value
 
 
+TUPLE_HINT = (
+    " (a tuple cannot be changed: build a new one, e.g. t[:-1] for all but the last item "
+    "and t + (x,) to add x)"
+)
+
+
+def _changes_a_tuple(error: str) -> bool:
+    """The exception of code that changes a tuple in place (seen on the 1.5B: `.pop()`
+    on a stack, 11 answers running)."""
+    return "'tuple' object" in error and (
+        "has no attribute" in error or "does not support item" in error
+    )
+
+
 def case_failure(case: Case, outcome: CallOutcome) -> tuple[str, str] | None:
     """(kind, feedback) when `outcome` fails `case`, else None."""
     call = show_call(case.fn, case.args)
@@ -153,7 +167,8 @@ def case_failure(case: Case, outcome: CallOutcome) -> tuple[str, str] | None:
     if outcome.kind == "crash":
         return "crash", f"{call} crashed the process: {outcome.error}; expected {case.expected}"
     if outcome.kind == "exception":
-        return "exception", f"{call} raised {outcome.error}; expected {case.expected}"
+        hint = TUPLE_HINT if _changes_a_tuple(outcome.error or "") else ""
+        return "exception", f"{call} raised {outcome.error}{hint}; expected {case.expected}"
     try:
         problem = case.check(outcome.value)
     except Exception as exc:  # a result of a shape the check did not foresee

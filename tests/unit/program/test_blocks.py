@@ -108,3 +108,16 @@ def test_the_app_is_served_by_program_only() -> None:
         build_app("blocks", {"seed": 1002}, "dfs")
     with pytest.raises(ConfigError):
         build_app("blocks", {"blocks": 100}, "program")
+
+
+async def test_code_that_changes_a_tuple_is_told_how_to_build_one() -> None:
+    # Seen on the 1.5B: `.pop()` on a stack, eleven answers running; the verdict names
+    # the way out, not only the AttributeError.
+    from guardsearch.apps.blocks.domain import move_cases
+    from guardsearch.guards.code_tests import run_cases
+    from guardsearch.guards.sandbox import Limits
+
+    pops = "def move(state, i, j):\n    block = state[i].pop()\n    return state\n"
+    verdict = await run_cases(pops, move_cases(), Limits())
+    assert "'tuple' object has no attribute 'pop'" in verdict.feedback
+    assert "a tuple cannot be changed: build a new one, e.g. t[:-1]" in verdict.feedback

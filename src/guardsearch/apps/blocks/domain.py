@@ -42,9 +42,12 @@ IS_GOAL = (
 )
 MOVE = (
     "Return the state after one move: take the top block of stack number i and put it "
-    "on top of stack number j, or on the table as a new stack when j is None. Return a "
-    "tuple of stacks, each a tuple; leave out stack i if it becomes empty. The state "
-    "given is made of tuples, which cannot be changed: build new tuples."
+    "on top of stack number j, or on the table as a new stack when j is None. The "
+    "block is state[i][-1]; stack i becomes state[i][:-1] (left out if that is empty); "
+    "stack j becomes state[j] + (block,), or (block,) is added as a new stack when j is "
+    "None; every other stack stays as it is. Return a tuple of the stacks. The state is "
+    "made of tuples, which cannot be changed (no pop, append or item assignment): "
+    "build new tuples."
 )
 SUCCESSORS = (
     "Return a list of all states one move away: for every stack number i and every "
