@@ -197,6 +197,7 @@ async def write_function(
     seed: int = 0,
     hints: Sequence[str] = (),
     failures: Sequence[str] = (),
+    after_rounds: int = 0,
     seen: dict[str, Attempt] | None = None,
     given: Mapping[str, str] | None = None,
 ) -> Written:
@@ -204,7 +205,8 @@ async def write_function(
     `retries` retries that carry the best failing sample's feedback (or, without
     `feedback`, only "try again"). `hints` (faults found at search time) start the
     context's feedback channel; `failures` (summaries of earlier rounds that ran out of
-    retries: a backtrack) its backtrack channel. `seen` holds the outputs already judged
+    retries: a backtrack) its backtrack channel; `after_rounds` counts the rounds spent on
+    `spec` without a pass on earlier problems. `seen` holds the outputs already judged
     (shared across rounds: a repeat is not judged again). `given` holds the accepted
     code of the functions `spec` uses (name -> source). Budget errors propagate."""
     missing = [name for name in spec.uses if name not in (given or {})]
@@ -226,10 +228,11 @@ async def write_function(
     calls = 0
     context = base
     call = CallInfo(role=step.role)
-    # A backtrack round (`failures`) starts its schedule past the greedy answer: at
-    # temperature 0 the first sample of a new round came back the same as the last
-    # round's first (a repeat, a call for nothing), seen on the 1.5B.
-    skip = 1 if failures else 0
+    # A later round (a backtrack: `failures`; or `after_rounds` spent on earlier
+    # problems) starts its schedule past the greedy answer: at temperature 0 the first
+    # sample of a new round came back the same as the last round's first (a repeat, a
+    # call for nothing), seen on the 1.5B.
+    skip = 1 if failures or after_rounds else 0
     for number in range(1, samples + retries + 1):
         independent = number <= samples
         outcome = await attempt_step(
@@ -292,19 +295,33 @@ class ProgramCache:
         digest = stable_digest([domain.name, domain.version, model])[:16]
         return folder / f"{domain.name}-{digest}.json"
 
-    def load(self, domain: ProgramDomain, model: str) -> dict[str, str]:
-        path = self._file(domain, model)
+    def _record(self, domain: ProgramDomain, model: str) -> dict[str, Any]:
         try:
-            data = json.loads(path.read_text("utf-8"))
+            data = json.loads(self._file(domain, model).read_text("utf-8"))
         except (OSError, ValueError):
             return {}
-        sources = data.get("functions", {}) if isinstance(data, dict) else {}
+        return data if isinstance(data, dict) else {}
+
+    def load(self, domain: ProgramDomain, model: str) -> dict[str, str]:
+        sources = self._record(domain, model).get("functions", {})
         return {k: v for k, v in sources.items() if isinstance(v, str)}
 
-    def save(self, domain: ProgramDomain, model: str, sources: dict[str, str]) -> Path:
+    def spent(self, domain: ProgramDomain, model: str) -> dict[str, int]:
+        """Rounds spent per function without a pass, on earlier problems: the next
+        problem's round samples past them (fresh seeds, not greedy again)."""
+        spent = self._record(domain, model).get("spent", {})
+        return {k: v for k, v in spent.items() if isinstance(v, int) and v >= 0}
+
+    def save(
+        self,
+        domain: ProgramDomain,
+        model: str,
+        sources: dict[str, str],
+        spent: dict[str, int] | None = None,
+    ) -> Path:
         path = self._file(domain, model)
         record = {"domain": domain.name, "version": domain.version, "model": model,
-                  "functions": sources}  # fmt: skip
+                  "functions": sources, "spent": spent or {}}  # fmt: skip
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(record, indent=1), "utf-8")
         tmp.replace(path)

@@ -99,3 +99,22 @@ async def test_a_backtrack_round_does_not_start_greedy_again() -> None:
     temperatures = [r.temperature for r in model.requests[:3]]
     assert temperatures[0] == 0.0  # the first round starts greedy
     assert temperatures[2] > 0.0  # the backtrack round does not
+
+
+async def test_a_later_problem_samples_past_the_rounds_an_earlier_one_spent(
+    tmp_path: Path,
+) -> None:
+    # Seen on the 0.5B: a puzzle after one whose combine was never accepted drew the
+    # same samples again, token for token (7 calls for nothing). The cache now keeps the
+    # rounds spent, and the next problem's round starts past them: new seeds, not greedy.
+    first = ScriptedModel([fenced(WRONG)], repeat_last=True)
+    options = {"strategy": "program", "samples": 1, "retries": 1, "backtracks": 0,
+               "cache_dir": str(tmp_path), "budget": 5}  # fmt: skip
+    failed = await solve_game24("4 5 6 10", model=first, **options)
+    assert not failed["succeeded"]
+    second = ScriptedModel([fenced(GOAL), fenced(COMBINE), fenced(SUCC)])
+    solved = await solve_game24("1 1 4 6", model=second, **options)
+    assert solved["succeeded"]
+    before = {(r.seed, r.temperature) for r in first.requests}
+    after = (second.requests[0].seed, second.requests[0].temperature)
+    assert after not in before and after[1] > 0.0

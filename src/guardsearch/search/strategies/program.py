@@ -117,13 +117,17 @@ class Program:
         if options.search == "astar" and domain.heuristic is None:
             raise ConfigError(f"search 'astar' needs a heuristic; {domain.name!r} has none")
         sources: dict[str, str] = {}
+        spent: dict[str, int] = {}
         if options.cache:
             sources = _cache(options).load(domain, engine.metered.inner.name)
+            spent = _cache(options).spent(domain, engine.metered.inner.name)
         engine.state.data = {
             "sources": sources,
             "write_calls": 0,
             "faults": [],
             "cached": bool(sources),
+            # rounds spent per function without a pass, this problem and earlier ones
+            "spent": spent,
         }
 
     async def step(self, engine: Engine, options: ProgramOptions) -> Termination | None:
@@ -185,6 +189,8 @@ class Program:
         per_round = options.samples + options.retries
         seen: dict[str, Any] = {}
         failures: list[str] = []
+        spent: dict[str, int] = data.setdefault("spent", {})
+        earlier = spent.get(spec.name, 0)  # rounds that failed on earlier problems
         for level in range(options.backtracks + 1):
             written = await write_function(
                 domain,
@@ -194,9 +200,12 @@ class Program:
                 samples=options.samples,
                 retries=options.retries,
                 feedback=options.feedback,
-                seed=engine.options.seed + _FAULT_SEEDS * len(data["faults"]) + per_round * level,
+                seed=engine.options.seed
+                + _FAULT_SEEDS * len(data["faults"])
+                + per_round * (earlier + level),
                 hints=hints,
                 failures=failures,
+                after_rounds=earlier,
                 seen=seen,
                 given={name: data["sources"][name] for name in spec.uses},
             )
@@ -212,7 +221,11 @@ class Program:
                 # the best failing answer and its verdict (what a backtrack summarises)
                 best=list(written.best) if written.module is None and written.best else None,
             )
+            if written.module is None:
+                spent[spec.name] = earlier + level + 1
             if written.module is not None or level == options.backtracks:
+                if written.module is None:
+                    self._saved(engine, options, domain)  # the next problem samples past them
                 return written
             failures.append(backtrack_summary(spec, written, written.calls))
             engine.trace.emit(
@@ -229,7 +242,10 @@ class Program:
     def _saved(self, engine: Engine, options: ProgramOptions, domain: ProgramDomain) -> None:
         """Keep the code as it now stands: in the file cache and at the next checkpoint."""
         if options.cache:
-            _cache(options).save(domain, engine.metered.inner.name, engine.state.data["sources"])
+            data = engine.state.data
+            _cache(options).save(
+                domain, engine.metered.inner.name, data["sources"], data.get("spent", {})
+            )
         engine.state.checkpoint_due = True
 
     def _finish(self, engine: Engine, domain: ProgramDomain, run: ProgramRun) -> Termination:
