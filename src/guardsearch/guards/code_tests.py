@@ -146,15 +146,15 @@ def _plain(value: Any) -> Any:
 
 
 TUPLE_HINT = (
-    " (a tuple cannot be changed: build a new one, e.g. t[:-1] for all but the last item "
-    "and t + (x,) to add x)"
+    " (a tuple or a string cannot be changed: build a new one, e.g. t[:-1] for all but "
+    "the last item, and t + (x,) for a tuple or s + x for a string to add x)"
 )
 
 
 def _changes_a_tuple(error: str) -> bool:
-    """The exception of code that changes a tuple in place (seen on the 1.5B: `.pop()`
-    on a stack, 11 answers running)."""
-    return "'tuple' object" in error and (
+    """The exception of code that changes a tuple or string in place (seen on the 1.5B:
+    `.pop()` on a stack, 11 answers running)."""
+    return ("'tuple' object" in error or "'str' object" in error) and (
         "has no attribute" in error or "does not support item" in error
     )
 

@@ -24,11 +24,11 @@ def move(state, i, j):
             if left:
                 stacks.append(left)
         elif k == j:
-            stacks.append(stack + (block,))
+            stacks.append(stack + block)
         else:
             stacks.append(stack)
     if j is None:
-        stacks.append((block,))
+        stacks.append(block)
     return tuple(stacks)
 """
 # Mutates a list copy but forgets that the emptied stack must go.
@@ -93,7 +93,7 @@ async def test_a_scripted_program_solves_an_instance(tmp_path: Path) -> None:
     assert result.succeeded and result.calls == 5
     assert replay(start, goal, result.answer) is None
     move_retry = "\n".join(m.content for m in model.requests[2].messages)
-    assert "move(((A, B), (C,)), 1, 0)" in move_retry.replace("'", "")
+    assert "move(('AB', 'C'), 1, 0)" in move_retry
     assert "is not a non-empty stack" in move_retry
     succ_prompt = model.requests[3].messages[-1].content
     assert "def move(state, i, j):" in succ_prompt  # written over the accepted move
@@ -108,6 +108,8 @@ def test_the_app_is_served_by_program_only() -> None:
         build_app("blocks", {"seed": 1002}, "dfs")
     with pytest.raises(ConfigError):
         build_app("blocks", {"blocks": 100}, "program")
+    with pytest.raises(ConfigError, match="single letters"):
+        build_app("blocks", {"start": [["AB", "C"]], "goal": [["C", "AB"]]}, "program")
 
 
 async def test_code_that_changes_a_tuple_is_told_how_to_build_one() -> None:
@@ -119,5 +121,5 @@ async def test_code_that_changes_a_tuple_is_told_how_to_build_one() -> None:
 
     pops = "def move(state, i, j):\n    block = state[i].pop()\n    return state\n"
     verdict = await run_cases(pops, move_cases(), Limits())
-    assert "'tuple' object has no attribute 'pop'" in verdict.feedback
-    assert "a tuple cannot be changed: build a new one, e.g. t[:-1]" in verdict.feedback
+    assert "'str' object has no attribute 'pop'" in verdict.feedback
+    assert "cannot be changed: build a new one, e.g. t[:-1]" in verdict.feedback

@@ -1,7 +1,10 @@
 """BlocksWorld for the program strategy: rules in words, generated instances, validator.
 
 A state is a tuple of stacks, each a tuple of block names from the bottom up; the
-order of the stacks does not matter. One move takes the top block of a stack and puts
+order of the stacks does not matter. The code the model writes sees each stack as a
+string of one-letter block names (`('CAB', 'D')`): strings are what small models
+rebuild without trying to change them in place (given tuples, the 1.5B called `.pop()`
+on them in most answers). One move takes the top block of a stack and puts
 it on top of another stack or on the table (a new stack). Instances come from a seed
 (`instance`): seeds below `TRAINING_SEEDS` give the test states, the others the
 evaluation problems. `replay` checks a plan move by move.
@@ -32,9 +35,9 @@ RULES = (
     "stacks are exactly the goal's stacks."
 )
 STATE = (
-    "a tuple of stacks; each stack is a tuple of block names (strings) from the bottom "
-    "up, e.g. (('A', 'B'), ('C',)) means B is on A, and C is alone on the table. No "
-    "stack is empty."
+    "a tuple of stacks; each stack is a string of one-letter block names from the "
+    "bottom up, e.g. ('AB', 'C') means B is on A, and C is alone on the table. No stack "
+    "is empty."
 )
 IS_GOAL = (
     "Return True when state and goal hold the same stacks, in any order of the stacks "
@@ -44,10 +47,8 @@ MOVE = (
     "Return the state after one move: take the top block of stack number i and put it "
     "on top of stack number j, or on the table as a new stack when j is None. The "
     "block is state[i][-1]; stack i becomes state[i][:-1] (left out if that is empty); "
-    "stack j becomes state[j] + (block,), or (block,) is added as a new stack when j is "
-    "None; every other stack stays as it is. Return a tuple of the stacks. The state is "
-    "made of tuples, which cannot be changed (no pop, append or item assignment): "
-    "build new tuples."
+    "stack j becomes state[j] + block, or block is added as a new stack when j is None; "
+    "every other stack stays as it is. Return a tuple of the stacks (strings)."
 )
 SUCCESSORS = (
     "Return a list of all states one move away: for every stack number i and every "
@@ -62,6 +63,8 @@ def canonical(state: Any) -> State:
         raise ValueError("a state must be a tuple of stacks")
     stacks = []
     for stack in state:
+        if isinstance(stack, str):  # the code's form: one letter a block
+            stack = tuple(stack)
         if not isinstance(stack, list | tuple) or not stack:
             raise ValueError(f"{stack!r} is not a non-empty stack")
         if not all(isinstance(b, str) for b in stack):
@@ -145,8 +148,13 @@ def _shown(state: Sequence[Sequence[str]]) -> str:
     return " ".join("[" + " ".join(s) + "]" for s in state)
 
 
+def as_code(state: Any) -> tuple[str, ...]:
+    """A state as the generated code sees it: each stack a string, bottom up."""
+    return tuple("".join(stack) for stack in canonical(state))
+
+
 def successor_case(state: State) -> Case:
-    return successors_case(state, successors(state), legal, canonical)
+    return successors_case(as_code(state), successors(state), legal, canonical)
 
 
 def move_case(state: State, i: int, j: int | None) -> Case:
@@ -167,12 +175,12 @@ def move_case(state: State, i: int, j: int | None) -> Case:
         )
 
     where = "the table" if j is None else f"stack {j}"
-    return Case("move", (state, i, j), check,
-                f"the stacks {want!r} (the top of stack {i} moved onto {where})")  # fmt: skip
+    expected = f"the stacks {as_code(want)!r} (the top of stack {i} moved onto {where})"
+    return Case("move", (as_code(state), i, j), check, expected)
 
 
 def goal_case(state: Any, goal: State) -> Case:
-    return goal_test_case((state, goal), canonical(state) == goal)
+    return goal_test_case((as_code(state), as_code(goal)), canonical(state) == canonical(goal))
 
 
 def move_cases() -> tuple[Case, ...]:
@@ -262,7 +270,7 @@ def blocks_domain(start: State, goal: State) -> ProgramDomain:
         rules=RULES,
         state=STATE,
         functions=functions,
-        root=canonical(start),
+        root=as_code(start),
         legal=legal,
         goal=goal_check,
         key=canonical,
@@ -270,7 +278,7 @@ def blocks_domain(start: State, goal: State) -> ProgramDomain:
         cases_for=cases_for,
         version=version,
         max_depth=2 * sum(len(s) for s in start),
-        goal_args=(goal_key,),
+        goal_args=(as_code(goal_key),),
         heuristic=lambda state: float(out_of_place(state, goal_key)),
     )
 
@@ -300,6 +308,9 @@ class BlocksSpace(BaseSpace):
 def parse_state(value: Any, what: str) -> State:
     """A state from a problem's JSON (a list of stacks), or a ConfigError."""
     try:
-        return canonical(value)
+        state = canonical(value)
     except ValueError as exc:
         raise ConfigError(f"blocks: {what}: {exc}") from exc
+    if any(len(block) != 1 for stack in state for block in stack):
+        raise ConfigError(f"blocks: {what}: block names are single letters, e.g. 'A'")
+    return state
