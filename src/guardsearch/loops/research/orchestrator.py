@@ -54,7 +54,7 @@ from guardsearch.loops.research.citations import (
     verify_citations,
 )
 from guardsearch.loops.research.compaction import RawStore, compact, compaction_reason
-from guardsearch.loops.research.config import ResearchConfig, default_budget
+from guardsearch.loops.research.config import ResearchConfig, Tier, default_budget
 from guardsearch.loops.research.observability import phase_fields, phase_logger
 from guardsearch.loops.research.phases import (
     DEGRADED_NOTE,
@@ -387,23 +387,25 @@ class _Run:
         planned = [q for q in draft.queries if _meaningful(q.query)]
         self.plan = PlanResponse(queries=planned)
         limits = self.config.limits(draft.complexity)
-        queries = [
-            Query(query=self.state.task, intent="the task as asked"),
-            *(Query(query=q.query, intent=q.intent) for q in planned),
-        ]
+        self.first_search(limits, [Query(query=q.query, intent=q.intent) for q in planned])
+        self.phase(
+            "planned",
+            tier=limits.name,
+            detected=draft.complexity,
+            queries=[q.query for q in self.state.plan_queries],
+        )
+
+    def first_search(self, limits: Tier, planned: Sequence[Query]) -> None:
+        """The state for the first search: the tier's limits, and the task as asked
+        (always the first query) before what the plan added."""
+        task = Query(query=self.state.task, intent="the task as asked")
         self.advance(
             self.state.with_limits(
                 tier=limits.name,
                 max_iters=limits.max_iters,
                 max_queries=limits.max_queries,
                 max_sources=limits.max_sources,
-            ).with_queries(queries)
-        )
-        self.phase(
-            "planned",
-            tier=limits.name,
-            detected=draft.complexity,
-            queries=[q.query for q in self.state.plan_queries],
+            ).with_queries([task, *planned])
         )
 
     def plan_failed(self, error: StepFailed) -> None:
@@ -412,14 +414,7 @@ class _Run:
         failure is in the state's error log (phase `plan`) and a `plan_failed` event."""
         limits = self.config.limits(None)
         self.plan = PlanResponse(queries=[])
-        self.advance(
-            self.state.with_limits(
-                tier=limits.name,
-                max_iters=limits.max_iters,
-                max_queries=limits.max_queries,
-                max_sources=limits.max_sources,
-            ).with_queries([Query(query=self.state.task, intent="the task as asked")])
-        )
+        self.first_search(limits, [])
         self.phase(
             "plan_failed",
             reason=str(error),
