@@ -63,6 +63,17 @@ def good_outputs(problem: PlanProblem, take: int = 1) -> dict[str, str]:
     }
 
 
+def plan_of(*actions: str, **on_failure: str) -> dict[str, Any]:
+    """A plan doing `actions` in order (ids s1, s2, ...); `on_failure` maps ids to ids."""
+    steps = []
+    for i, action in enumerate(actions, start=1):
+        step: dict[str, Any] = {"id": f"s{i}", "action": action, "retry_budget": 1}
+        if f"s{i}" in on_failure:
+            step["on_failure"] = on_failure[f"s{i}"]
+        steps.append(step)
+    return {"steps": steps}
+
+
 def edited(plan: dict[str, Any], **changes: Any) -> str:
     """`plan` as JSON with top-level changes (e.g. steps=...)."""
     return json.dumps({**plan, **changes})

@@ -10,7 +10,18 @@ import json
 from typing import Any
 
 import pytest
-from plan_helpers import A, P, R, S, by_step, good_outputs, good_plan, left_out, unsatisfiable
+from plan_helpers import (
+    A,
+    P,
+    R,
+    S,
+    by_step,
+    good_outputs,
+    good_plan,
+    left_out,
+    plan_of,
+    unsatisfiable,
+)
 
 from guardsearch import Artifact, Context
 from guardsearch.apps.plan import Plan, get_problem, plan_guard, plan_search, problems
@@ -22,17 +33,6 @@ FULL = [A, R, S, P]
 PRODUCT = "feat-product-search"
 EMAIL = "mig-email-verified-column"
 EMAIL_ORDER = ["backup_db", "add_nullable_column", "backfill_column", "set_not_null"]
-
-
-def plan_of(*actions: str, **on_failure: str) -> dict[str, Any]:
-    """A plan doing `actions` in order (ids s1, s2, ...); `on_failure` maps ids to ids."""
-    steps = []
-    for i, action in enumerate(actions, start=1):
-        step: dict[str, Any] = {"id": f"s{i}", "action": action, "retry_budget": 1}
-        if f"s{i}" in on_failure:
-            step["on_failure"] = on_failure[f"s{i}"]
-        steps.append(step)
-    return {"steps": steps}
 
 
 def context_with(recon: list[str] | None = None, order: list[str] | None = None) -> Context:

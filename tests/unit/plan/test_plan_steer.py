@@ -20,6 +20,7 @@ from plan_helpers import (
     misstated,
     out_of_order,
     over_budget,
+    plan_of,
     step_of,
     unsatisfiable,
     without_recovery,
@@ -39,17 +40,6 @@ from guardsearch.steps.step import run_step
 FULL = [A, R, S, P]
 
 
-def plan_of(problem_id: str, *actions: str, **on_failure: str) -> dict[str, Any]:
-    """A plan doing `actions` in order (ids s1, s2, ...); `on_failure` maps ids to ids."""
-    steps = []
-    for i, action in enumerate(actions, start=1):
-        step: dict[str, Any] = {"id": f"s{i}", "action": action, "retry_budget": 1}
-        if f"s{i}" in on_failure:
-            step["on_failure"] = on_failure[f"s{i}"]
-        steps.append(step)
-    return {"steps": steps}
-
-
 async def verdict_of(problem_id: str, plan: dict[str, Any]):  # type: ignore[no-untyped-def]
     guard = plan_guard(get_problem(problem_id))
     artifact = Artifact(id="p", step="plan", text=json.dumps(plan))
@@ -63,7 +53,6 @@ def test_reorder_finds_the_order_that_meets_every_need() -> None:
     problem = get_problem(RISKY)
     plan = Plan.model_validate(
         plan_of(
-            RISKY,
             "deploy_fix",
             "add_regression_test",
             "reproduce_crash",
@@ -75,7 +64,7 @@ def test_reorder_finds_the_order_that_meets_every_need() -> None:
     # reproduce_crash, add_null_check, add_regression_test, deploy_fix; recovery last.
     assert reorder(problem, plan) == [2, 3, 1, 0, 4]
     assert reorder(problem, Plan.model_validate(good_plan(problem))) is None  # in order
-    missing = Plan.model_validate(plan_of(RISKY, "add_null_check", "deploy_fix"))
+    missing = Plan.model_validate(plan_of("add_null_check", "deploy_fix"))
     assert reorder(problem, missing) is None  # nothing gives crash_reproduced: no order helps
 
 
@@ -116,7 +105,6 @@ async def test_search_repairs_an_out_of_order_plan_without_a_model_call() -> Non
 async def test_the_single_pipeline_repairs_too() -> None:
     problem = get_problem(RISKY)
     plan = plan_of(
-        RISKY,
         "rollback_release",
         "reproduce_crash",
         "add_null_check",
@@ -150,7 +138,7 @@ async def test_run_step_applies_the_repair_without_a_second_call() -> None:
 
 
 async def test_precondition_feedback_names_the_fix() -> None:
-    plan = plan_of(RISKY, "deploy_fix", "reproduce_crash", "add_null_check", "add_regression_test")
+    plan = plan_of("deploy_fix", "reproduce_crash", "add_null_check", "add_regression_test")
     verdict = await verdict_of(RISKY, plan)
     assert verdict.feedback.startswith(
         "preconditions {code_fixed, test_added} of step s1 (deploy_fix) not satisfiable from "
@@ -160,7 +148,7 @@ async def test_precondition_feedback_names_the_fix() -> None:
 
 
 async def test_precondition_feedback_names_the_missing_action() -> None:
-    plan = plan_of(RISKY, "reproduce_crash", "add_null_check", "deploy_fix")
+    plan = plan_of("reproduce_crash", "add_null_check", "deploy_fix")
     verdict = await verdict_of(RISKY, plan)
     assert verdict.feedback.startswith(
         "preconditions {test_added} of step s3 (deploy_fix) not satisfiable from the initial "
@@ -173,7 +161,7 @@ async def test_precondition_feedback_names_the_missing_action() -> None:
 async def test_feedback_prefers_an_action_that_can_run() -> None:
     # code_fixed comes from add_null_check or rewrite_auth_module; the latter needs
     # design_approved, which nothing gives: the fix names add_null_check.
-    plan = plan_of(RISKY, "reproduce_crash", "add_regression_test")
+    plan = plan_of("reproduce_crash", "add_regression_test")
     verdict = await verdict_of(RISKY, plan)
     assert "add a step add_null_check (needs crash_reproduced) before s2" in verdict.feedback
     assert "rewrite_auth_module" not in verdict.feedback
@@ -184,7 +172,7 @@ async def test_the_backtrack_amendment_speaks_to_the_regenerated_step() -> None:
     # The plan leaves out add_regression_test, which deploy_fix needs.
     script = by_step(
         RISKY,
-        plan=[json.dumps(plan_of(RISKY, "reproduce_crash", "add_null_check", "deploy_fix"))],
+        plan=[json.dumps(plan_of("reproduce_crash", "add_null_check", "deploy_fix"))],
     )
     seen: list[str] = []
 
@@ -276,7 +264,7 @@ RISKY_MAIN = ("reproduce_crash", "add_null_check", "add_regression_test", "deplo
 async def test_a_dead_end_whose_recovery_is_a_later_main_step_is_linked_by_on_failure() -> None:
     # The plan did the recovery action as a main-line step after the risky one (the
     # strategy's order listed it): the fix is the on_failure link only, not a new step.
-    plan = plan_of(RISKY, *RISKY_MAIN, "rollback_release")
+    plan = plan_of(*RISKY_MAIN, "rollback_release")
     verdict = await verdict_of(RISKY, plan)
     assert not verdict.passed and verdict.feedback.startswith("dead-end: if s4 (deploy_fix)")
     assert "set the on_failure of s4 (deploy_fix) to s5 (rollback_release)" in verdict.feedback
@@ -285,7 +273,7 @@ async def test_a_dead_end_whose_recovery_is_a_later_main_step_is_linked_by_on_fa
 
 
 async def test_a_dead_end_without_a_recovery_step_gets_one_added() -> None:
-    plan = plan_of(RISKY, *RISKY_MAIN)
+    plan = plan_of(*RISKY_MAIN)
     verdict = await verdict_of(RISKY, plan)
     assert verdict.patch is not None
     repaired = apply_patch(plan, verdict.patch)
@@ -295,7 +283,7 @@ async def test_a_dead_end_without_a_recovery_step_gets_one_added() -> None:
 
 
 async def test_a_recovery_step_doing_the_wrong_thing_gets_the_right_action() -> None:
-    plan = plan_of(RISKY, *RISKY_MAIN, "reproduce_crash", s4="s5")
+    plan = plan_of(*RISKY_MAIN, "reproduce_crash", s4="s5")
     verdict = await verdict_of(RISKY, plan)
     assert "make the recovery step s5 (reproduce_crash) do rollback_release" in verdict.feedback
     assert verdict.patch is not None
@@ -313,7 +301,7 @@ async def test_retry_budgets_over_r_max_are_lowered() -> None:
 
 async def test_without_structural_repairs_the_fix_is_feedback_only() -> None:
     guard = plan_guard(get_problem(RISKY), structural_repairs=False)
-    artifact = Artifact(id="p", step="plan", text=json.dumps(plan_of(RISKY, *RISKY_MAIN)))
+    artifact = Artifact(id="p", step="plan", text=json.dumps(plan_of(*RISKY_MAIN)))
     verdict = await guard.check(artifact, Context(objective="plan"))
     assert verdict.feedback.startswith("dead-end") and verdict.patch is None
 
@@ -322,7 +310,7 @@ async def test_a_search_repairs_a_dead_end_and_the_budget_it_then_exceeds_in_one
     # Budgets that fill R_max exactly: the added recovery step takes the total over it, and
     # the repaired plan's own fix (lower a budget) is applied in the same chain.
     problem = get_problem(RISKY)
-    plan = plan_of(RISKY, *RISKY_MAIN)
+    plan = plan_of(*RISKY_MAIN)
     plan["steps"][0]["retry_budget"] = 2
     plan["steps"][1]["retry_budget"] = 2
     script = by_step(RISKY, plan=[json.dumps(plan)])
@@ -338,9 +326,7 @@ async def test_a_search_repairs_a_dead_end_and_the_budget_it_then_exceeds_in_one
 async def test_a_repair_naming_an_action_recon_did_not_list_is_not_kept() -> None:
     problem = get_problem(RISKY)
     recon = {"actions": list(RISKY_MAIN)}
-    script = by_step(
-        RISKY, recon=[json.dumps(recon)], plan=[json.dumps(plan_of(RISKY, *RISKY_MAIN))]
-    )
+    script = by_step(RISKY, recon=[json.dumps(recon)], plan=[json.dumps(plan_of(*RISKY_MAIN))])
     result = await plan_search(problem, pipeline="search", model=script.model())
     applied = [e for e in result.trace.events if e.kind == "patch_applied"]
     assert applied and applied[0].data["passed"] is False  # rollback_release is not recon's
