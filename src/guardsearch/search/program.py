@@ -295,22 +295,21 @@ class ProgramCache:
         digest = stable_digest([domain.name, domain.version, model])[:16]
         return folder / f"{domain.name}-{digest}.json"
 
-    def _record(self, domain: ProgramDomain, model: str) -> dict[str, Any]:
+    def load(self, domain: ProgramDomain, model: str) -> tuple[dict[str, str], dict[str, int]]:
+        """The accepted code (name -> source), and the rounds spent per function without
+        a pass on earlier problems (the next problem's round samples past them: fresh
+        seeds, not greedy again); both empty when nothing is cached."""
         try:
             data = json.loads(self._file(domain, model).read_text("utf-8"))
         except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
-
-    def load(self, domain: ProgramDomain, model: str) -> dict[str, str]:
-        sources = self._record(domain, model).get("functions", {})
-        return {k: v for k, v in sources.items() if isinstance(v, str)}
-
-    def spent(self, domain: ProgramDomain, model: str) -> dict[str, int]:
-        """Rounds spent per function without a pass, on earlier problems: the next
-        problem's round samples past them (fresh seeds, not greedy again)."""
-        spent = self._record(domain, model).get("spent", {})
-        return {k: v for k, v in spent.items() if isinstance(v, int) and v >= 0}
+            return {}, {}
+        if not isinstance(data, dict):
+            return {}, {}
+        sources, spent = data.get("functions", {}), data.get("spent", {})
+        return (
+            {k: v for k, v in sources.items() if isinstance(v, str)},
+            {k: v for k, v in spent.items() if isinstance(v, int) and v >= 0},
+        )
 
     def save(
         self,

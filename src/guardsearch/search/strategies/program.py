@@ -119,8 +119,7 @@ class Program:
         sources: dict[str, str] = {}
         spent: dict[str, int] = {}
         if options.cache:
-            sources = _cache(options).load(domain, engine.metered.inner.name)
-            spent = _cache(options).spent(domain, engine.metered.inner.name)
+            sources, spent = _cache(options).load(domain, engine.metered.inner.name)
         engine.state.data = {
             "sources": sources,
             "write_calls": 0,
@@ -221,11 +220,11 @@ class Program:
                 # the best failing answer and its verdict (what a backtrack summarises)
                 best=list(written.best) if written.module is None and written.best else None,
             )
-            if written.module is None:
-                spent[spec.name] = earlier + level + 1
-            if written.module is not None or level == options.backtracks:
-                if written.module is None:
-                    self._saved(engine, options, domain)  # the next problem samples past them
+            if written.module is not None:
+                return written
+            spent[spec.name] = earlier + level + 1
+            if level == options.backtracks:
+                self._saved(engine, options, domain)  # the next problem samples past them
                 return written
             failures.append(backtrack_summary(spec, written, written.calls))
             engine.trace.emit(
