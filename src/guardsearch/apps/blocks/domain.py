@@ -73,21 +73,6 @@ def canonical(state: Any) -> State:
     return tuple(sorted(stacks))
 
 
-def moves(state: State) -> list[tuple[str, str, State]]:
-    """Every legal move: (block, where to: a block name or 'table', the new state)."""
-    out: list[tuple[str, str, State]] = []
-    for i, stack in enumerate(state):
-        block = stack[-1]
-        rest = [s for k, s in enumerate(state) if k != i]
-        left = stack[:-1]
-        for j, other in enumerate(rest):
-            new = [*(s for k, s in enumerate(rest) if k != j), (*other, block)]
-            out.append((block, other[-1], canonical(new + ([left] if left else []))))
-        if left:
-            out.append((block, "table", canonical([*rest, left, (block,)])))
-    return out
-
-
 def move_to(state: State, i: int, j: int | None) -> State:
     """The validator's own `move`: the top block of stack i onto stack j (or the table)."""
     block, left = state[i][-1], state[i][:-1]
@@ -98,6 +83,18 @@ def move_to(state: State, i: int, j: int | None) -> State:
         else:
             stacks.append((*stack, block) if k == j else stack)
     return canonical([*stacks, (block,)] if j is None else stacks)
+
+
+def moves(state: State) -> list[tuple[str, str, State]]:
+    """Every legal move: (block, where to: a block name or 'table', the new state)."""
+    out: list[tuple[str, str, State]] = []
+    for i, stack in enumerate(state):
+        for j, other in enumerate(state):
+            if j != i:
+                out.append((stack[-1], other[-1], move_to(state, i, j)))
+        if len(stack) > 1:
+            out.append((stack[-1], "table", move_to(state, i, None)))
+    return out
 
 
 def successors(state: State) -> set[State]:
