@@ -20,11 +20,12 @@ sys.path.insert(0, str(Path(__file__).parent))
 from guardbench.cases import DATA, GUARD_SETS, Case, jsonl_text, with_splits, write_jsonl
 from guardbench.corpus import articles
 from guardbench.registry import GUARDS
-from guardbench.research_questions import ResearchQuestion, build
+from guardbench.research_questions import ResearchQuestion, build, fresh
 from research_eval import _WORK, build_questions, model_set
 
 SPLIT_SEED = 1606
 RESEARCH_SET = DATA / "research_questions.jsonl"
+FRESH_SET = DATA / "research_questions_fresh.jsonl"
 
 
 def context() -> tuple[list[ResearchQuestion], dict[str, Any]]:
@@ -48,6 +49,28 @@ def guard_sets(ctx: dict[str, Any]) -> dict[str, list[Case]]:
     }
 
 
+def named_articles(sets: dict[str, list[Case]]) -> set[str]:
+    """Every corpus article a guard set's inputs name (a title anywhere in them)."""
+    titles = set(articles())
+    found: set[str] = set()
+
+    def walk(value: Any) -> None:
+        if isinstance(value, str):
+            if value in titles:
+                found.add(value)
+        elif isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                walk(item)
+
+    for cases in sets.values():
+        for case in cases:
+            walk(case.input)
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--check", action="store_true", help="compare with the committed files")
@@ -55,10 +78,13 @@ def main() -> None:
     args = parser.parse_args()
     second, ctx = context()
     sets = guard_sets(ctx)
+    # The fresh held-out set leaves out every article an evaluation or a guard set used.
+    third = fresh(ctx["exclude"] | named_articles(sets))
     target = args.out
     out_sets = target / GUARD_SETS.name
     files: dict[Path, list[dict[str, Any]]] = {
         target / RESEARCH_SET.name: [q.as_dict() for q in second],
+        target / FRESH_SET.name: [q.as_dict() for q in third],
         **{
             out_sets / f"{name}.jsonl": [c.as_dict() for c in cases] for name, cases in sets.items()
         },
@@ -78,6 +104,7 @@ def main() -> None:
         print(f"{name}: {len(cases)} cases ({passing} pass, {len(cases) - passing} fail)")
     print(
         f"research questions: {len(second)} ({sum(q.split == 'heldout' for q in second)} held out)"
+        f"; fresh held-out set: {len(third)}"
     )
 
 

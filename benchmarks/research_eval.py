@@ -51,6 +51,7 @@ from guardsearch.tools import CorpusProvider
 
 RESULTS = Path(__file__).parent / "results"
 SECOND_SET = Path(__file__).parent / "data" / "research_questions.jsonl"
+FRESH_SET = Path(__file__).parent / "data" / "research_questions_fresh.jsonl"
 ANCHOR = "A Sunday Afternoon on the Island of La Grande Jatte"
 
 _WORK = re.compile(
@@ -115,9 +116,10 @@ def build_questions() -> list[Question]:
     return out
 
 
-def second_set(split: str) -> list[Question]:
-    """The second evaluation set's questions of `split` (tune, heldout or all)."""
-    rows = [json.loads(line) for line in SECOND_SET.read_text(encoding="utf-8").splitlines()]
+def second_set(split: str, path: Path = SECOND_SET) -> list[Question]:
+    """The second evaluation set's questions of `split` (tune, heldout or all); with
+    `path=FRESH_SET`, the fresh held-out set of the same shapes (all held out)."""
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     return [
         Question(
             question=r["question"], expected=r["expected"], article=r["article"], kind=r["kind"]
@@ -324,6 +326,13 @@ def _about(which: str) -> str:
             "Questions are built from the embedded Wikipedia summaries "
             "(`benchmarks/research_eval.py`); each is answerable from its article's summary."
         )
+    if which == "fresh":
+        return (
+            "The fresh held-out set: 60 questions of the second set's two shapes "
+            "(description -> title, distinctive fact -> title) on articles no other set "
+            "uses, built with another seed (`benchmarks/data/research_questions_fresh.jsonl`, "
+            "CC BY-SA 4.0, built by `benchmarks/build_sets.py`); nothing was tuned on it."
+        )
     return (
         f"The second evaluation set ({which}): description -> title and distinctive fact -> "
         "title questions from the embedded Wikipedia summaries "
@@ -351,7 +360,12 @@ def main() -> None:
     parser.add_argument("--tier", default="auto")
     parser.add_argument("--name", default="research_embedded")
     parser.add_argument("--retrieval-only", action="store_true")
-    parser.add_argument("--set", choices=("first", "second"), default="first")
+    parser.add_argument(
+        "--set",
+        choices=("first", "second", "fresh"),
+        default="first",
+        help="fresh: 60 more questions of the second set's shapes, all held out",
+    )
     parser.add_argument(
         "--split",
         choices=("tune", "heldout", "all"),
@@ -374,7 +388,12 @@ def main() -> None:
     if args.merge:
         merge(args.merge, args.name)
         return
-    questions = build_questions() if args.set == "first" else second_set(args.split)
+    if args.set == "first":
+        questions = build_questions()
+    elif args.set == "fresh":
+        questions = second_set("heldout", FRESH_SET)
+    else:
+        questions = second_set(args.split)
     retrieval = retrieval_only(questions)
     print(f"retrieval only: {retrieval}", file=sys.stderr)
     if args.retrieval_only:
@@ -387,10 +406,11 @@ def main() -> None:
     else:
         rest = questions[args.offset :]
         chosen = rest[: args.limit] if args.limit else rest
-        name = args.name if args.name != "research_embedded" else f"research_second_{args.split}"
+        default = f"research_{args.set}_{args.split}" if args.set == "second" else "research_fresh"
+        name = args.name if args.name != "research_embedded" else default
     rows = asyncio.run(evaluate(chosen, args.model, config, args.traces))
     report = {
-        "set": args.set if args.set == "first" else f"second, {args.split} half",
+        "set": f"second, {args.split} half" if args.set == "second" else args.set,
         "model": args.model,
         "date": time.strftime("%Y-%m-%d"),
         "machine": f"{platform.machine()}, {_cpus()} CPU(s), Python {platform.python_version()}",

@@ -3,6 +3,8 @@ every time from the seed, balanced, split without overlap, and committed as buil
 
 from __future__ import annotations
 
+import json
+
 import subprocess
 import sys
 from collections import Counter
@@ -70,6 +72,16 @@ def test_the_guard_sets_leave_out_the_research_evaluation_articles() -> None:
     assert len(evaluated) >= 100
     for case in read_cases(GUARD_SETS / "research-support.jsonl"):
         assert not evaluated & set(case.input["sources"]), case.id
+
+
+def test_the_fresh_held_out_set_shares_no_article_with_any_other_set() -> None:
+    fresh = read_jsonl(build_sets.FRESH_SET)
+    assert len(fresh) == 60 and {q["split"] for q in fresh} == {"heldout"}
+    others = {q["article"] for q in read_jsonl(build_sets.RESEARCH_SET)}
+    for path in GUARD_SETS.glob("*.jsonl"):
+        for case in read_cases(path):
+            others |= set(json.dumps(case.input, ensure_ascii=False).split('"'))
+    assert not others & {q["article"] for q in fresh}
 
 
 def test_the_committed_files_are_what_the_builders_make() -> None:
