@@ -4,7 +4,6 @@ every time from the seed, balanced, split without overlap, and committed as buil
 from __future__ import annotations
 
 import json
-
 import subprocess
 import sys
 from collections import Counter
