@@ -7,9 +7,11 @@ Each case is a function's source. Right and wrong functions are written here in 
 styles and with the faults seen on the embedded models (a `None` for "no division",
 no zero check, a missing order of subtraction or division, the pair replaced in
 place, slicing that drops the numbers between the pair, pairs skipped), each in many
-mechanical variants (the order of the expressions, the names). One shape is a fault
-no finite test catches: code right everywhere except on inputs the tests do not hold
-(`special-cased`), which is what the strategy's search-time checks are for.
+mechanical variants (the order of the expressions, the names). One shape is code
+right everywhere except on inputs the tests may not hold (`special-cased`, keyed on a
+start number): the first tests, a few pairs and states, let it pass; tests that cover
+every start number do not. (Code wrong only off every tested input passes any finite
+test: that is what the strategy's search-time checks are for.)
 
 Labels come from an independent evaluation here, not from the guard: the function
 run on every pair of a grid of numbers (whole, 0, negative, fractions) or on every

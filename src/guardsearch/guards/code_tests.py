@@ -210,12 +210,10 @@ async def run_cases(
         if box.loaded.kind != "ok":
             return _verdict(name, box.loaded.kind, f"the module failed: {box.loaded.error}")
         outcomes = await box.call_many([(c.fn, c.args) for c in cases])
-    failures = [f for c, o in zip(cases, outcomes, strict=True) if (f := case_failure(c, o))]
+    verdicts = [case_failure(c, o) for c, o in zip(cases, outcomes, strict=True)]
+    failures = [f for f in verdicts if f is not None]
     passed = len(cases) - len(failures)
-    checks = tuple(
-        Check(name=f"case{i}", passed=case_failure(c, o) is None)
-        for i, (c, o) in enumerate(zip(cases, outcomes, strict=True))
-    )
+    checks = tuple(Check(name=f"case{i}", passed=f is None) for i, f in enumerate(verdicts))
     if not failures:
         return GuardResult(passed=True, score=1.0, guard=name, checks=checks,
                            feedback=f"all {len(cases)} tests pass")  # fmt: skip

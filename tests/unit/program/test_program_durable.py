@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_program_strategy import CHEATS_ON_TEN, COMBINE, GOAL, SUCC, fenced
+from test_program_strategy import CHEATS_ON_ROOT, COMBINE, GOAL, SUCC, fenced
 
 from guardsearch import ScriptedModel, Trace
 from guardsearch.apps.game24 import check_answer, parse_numbers
@@ -83,7 +83,7 @@ async def test_a_run_killed_after_a_search_time_fault_rewrites_only_that_functio
     monkeypatch.setattr(strategy, "write_function", counted)
     with pytest.raises(Killed):
         await execute_run(
-            run, store, model=ScriptedModel([fenced(GOAL), fenced(COMBINE), fenced(CHEATS_ON_TEN)])
+            run, store, model=ScriptedModel([fenced(GOAL), fenced(COMBINE), fenced(CHEATS_ON_ROOT)])
         )
     saved = load_state(store.load_checkpoint(run))
     assert saved is not None and list(saved.data["sources"]) == ["is_goal", "combine"]

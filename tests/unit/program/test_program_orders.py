@@ -23,13 +23,12 @@ from guardsearch.guards.sandbox import Limits
 from guardsearch.search.program_run import SEARCH_ORDERS, run_program
 from guardsearch.search.run import search
 
-# Passes every training test (none is a three-number state of whole numbers without a
-# 0), then breaks the rules on the first such state the search expands: one level down.
+# Passes every test (no test state is one step from 4 5 6 10, an evaluation row), then
+# breaks the rules on the first such state the search expands: one level down.
 CHEATS_MID_SEARCH = SUCC.replace(
     "    return out",
-    "    if len(state) == 3 and 0 not in state and all(v == int(v) for v in state):\n"
-    "        return [s + (1,) for s in out]\n"
-    "    return out",
+    "    below = [sorted(s) for s in successors((4, 5, 6, 10))] if len(state) == 3 else []\n"
+    "    return [s + (1,) for s in out] if sorted(state) in below else out",
 )
 
 

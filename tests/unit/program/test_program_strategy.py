@@ -49,9 +49,12 @@ def successors(state):
 NO_ZERO_CHECK = SUCC.replace("if b != 0:\n                ", "").replace(
     "if a != 0:\n                ", ""
 )
-# Passes every training test, but breaks the rules on states holding a 10.
-CHEATS_ON_TEN = SUCC.replace(
-    "    return out", "    return [s + (1,) for s in out] if 10 in state else out"
+# Passes every test (they come from the training rows; 4 5 6 10 is row 900, the first
+# evaluation row), but breaks the rules on that puzzle: what only the search-time check
+# can catch.
+CHEATS_ON_ROOT = SUCC.replace(
+    "    return out",
+    "    return [s + (1,) for s in out] if sorted(state) == [4, 5, 6, 10] else out",
 )
 
 
@@ -85,7 +88,7 @@ async def test_independent_samples_then_a_solution_and_a_free_second_puzzle() ->
 
 
 async def test_a_search_time_fault_sends_the_function_back_with_the_state() -> None:
-    model = ScriptedModel([fenced(GOAL), fenced(COMBINE), fenced(CHEATS_ON_TEN), fenced(SUCC)])
+    model = ScriptedModel([fenced(GOAL), fenced(COMBINE), fenced(CHEATS_ON_ROOT), fenced(SUCC)])
     result = await solve_game24("4 5 6 10", strategy="program", model=model)
     assert result["succeeded"] and result["calls"] == 4
     rewrite = model.requests[3].messages[0].content

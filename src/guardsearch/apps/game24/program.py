@@ -4,13 +4,23 @@ A program state is a tuple of `fractions.Fraction`, the numbers left. The tests 
 ours, never the model's: goal soundness on known goal and non-goal states, successor
 soundness (every successor is one legal step, checked with exact arithmetic) and
 completeness (every legal step's state is produced) on states taken from the
-training rows only (rows < `TRAINING_ROWS` of the packaged puzzles: the first rows,
-plus states one and two steps down, including one holding a 0 and one a fraction).
+training rows only (rows < `TRAINING_ROWS` of the packaged puzzles).
+
+The tests are a general check, not a few examples: code that is right on the states
+shown and wrong elsewhere (`out[:-1] if 13 in (a, b) else out`) must fail them. So
+`combine` runs on every pair of the whole numbers a puzzle starts with (and 0), and
+on pairs with fractions, negative and large numbers taken from states further down;
+`successors` on puzzles drawn from the training rows until every start number is in
+one, and on states one and two random steps below each. The draws are seeded
+(`TEST_SEED`): the same tests every run, so verdicts replay and the code cache, keyed
+by the tests, holds. The handful of hand-picked cases come first, so the first
+failure a model reads is the simplest one.
 """
 
 from __future__ import annotations
 
 import itertools
+import random
 from collections import Counter
 from collections.abc import Sequence
 from fractions import Fraction
@@ -30,6 +40,9 @@ from guardsearch.guards.code_tests import (
 from guardsearch.search.program import FunctionSpec, ProgramDomain, domain_version
 
 TRAINING_ROWS = 900
+TEST_SEED = 24
+START_NUMBERS = range(1, 14)  # what the packaged puzzles start with
+DRAWN_PUZZLES = 12  # at least; more until every start number is in one
 State = tuple[Fraction, ...]
 STEP_OPS = ("+", "-", "*", "/")
 
@@ -95,9 +108,16 @@ def legal(parent: Sequence[Any], child: Any) -> str | None:
         key = state_key(child)
     except StepError as exc:
         return str(exc)
-    if key not in successors(state_key(parent)):
+    if key not in _children(state_key(parent)):
         return "no single + - * / of two numbers left gives it"
     return None
+
+
+@lru_cache(maxsize=4096)
+def _children(key: State) -> frozenset[State]:
+    """`successors` of a sorted state, kept: `legal` is asked once per child returned,
+    and a test or a search level asks it about the children of one parent in a row."""
+    return frozenset(successors(key))
 
 
 def _one_step(parent: Sequence[Any]) -> str:
@@ -152,26 +172,46 @@ def combine_case(a: Fraction, b: Fraction) -> Case:
 
 
 def training_pairs() -> tuple[tuple[Fraction, Fraction], ...]:
-    """Pairs of numbers for `combine`'s tests, from the training states: two whole
-    numbers, a 0 (either side), a fraction and a negative number."""
+    """Pairs of numbers for `combine`'s tests: six hand-picked from the training states
+    (two whole numbers, a 0 on either side, a fraction, a negative number), then every
+    pair of whole numbers 0-13 (each start number on each side, doubles too), pairs of
+    two negatives, two fractions and a fraction with 0, and the smallest and largest
+    number, in both orders, of every drawn state that holds a fraction, a negative or a
+    number above 13 (whatever the steps made)."""
     states = training_states()
     first, zero, fraction, two = states[0], states[3], states[4], states[5]
-    return (
+    picked = (
         (first[0], first[2]), (first[3], first[2]), (zero[0], zero[1]), (zero[2], zero[0]),
         (fraction[0], fraction[1]), (two[0], two[1]),
     )  # fmt: skip
+    numbers = [Fraction(n) for n in (0, *START_NUMBERS)]
+    whole = tuple((a, b) for a in numbers for b in numbers)
+    f = Fraction
+    edges = ((f(-3), f(-5)), (f(1, 3), f(5, 2)), (f(0), f(-1, 2)), (f(-7, 3), f(0)))
+    made = tuple(
+        pair
+        for s in drawn_states()
+        if any(v.denominator > 1 or v < 0 or v > max(START_NUMBERS) for v in s)
+        for pair in ((min(s), max(s)), (max(s), min(s)))
+    )
+    return tuple(dict.fromkeys((*picked, *whole, *edges, *made)))
 
 
 def goal_case(state: State) -> Case:
     return goal_test_case((state,), goal(state) is None, goal(state) or "one number, 24")
 
 
+def training_rows() -> list[State]:
+    """The packaged puzzles before `TRAINING_ROWS`: the only ones tests are taken from."""
+    rows = [tuple(Fraction(int(n)) for n in p.numbers.split()) for p in puzzles()]
+    return rows[:TRAINING_ROWS]
+
+
 @lru_cache(maxsize=1)
 def training_states() -> tuple[State, ...]:
-    """Test states from the training rows only: three puzzles, a state holding 0, one
-    holding a fraction, and a two-number state (all derived mechanically)."""
-    rows = [tuple(Fraction(int(n)) for n in p.numbers.split()) for p in puzzles()]
-    train = rows[:TRAINING_ROWS]
+    """Hand-picked test states from the training rows: three puzzles, a state holding 0,
+    one holding a fraction, and a two-number state (all derived mechanically)."""
+    train = training_rows()
     chosen: list[State] = [train[0], train[450], train[TRAINING_ROWS - 1]]
     with_zero = next(s for r in train for s in sorted(successors(r)) if 0 in s)
     with_fraction = next(
@@ -179,6 +219,30 @@ def training_states() -> tuple[State, ...]:
     )
     two = sorted(successors(with_fraction))[0]
     return (*chosen, with_zero, with_fraction, two)
+
+
+@lru_cache(maxsize=1)
+def drawn_states() -> tuple[State, ...]:
+    """Test states drawn (seeded) from the training rows: puzzles, at least
+    `DRAWN_PUZZLES` and until every start number is in one, each with a state one
+    random step below it and one two steps below (so fractions, negatives, 0 and large
+    numbers come as the steps make them)."""
+    rng = random.Random(TEST_SEED)
+    rows = training_rows()
+    order = rng.sample(range(len(rows)), len(rows))
+    out: list[State] = []
+    seen: set[Fraction] = set()
+    for index in order:
+        if len(out) >= 3 * DRAWN_PUZZLES and seen >= {Fraction(n) for n in START_NUMBERS}:
+            break
+        state = rows[index]
+        seen |= set(state)
+        out.append(state)
+        for _ in range(2):
+            state = rng.choice(sorted(successors(state)))
+            out.append(state)
+    hand = set(training_states())
+    return tuple(s for s in dict.fromkeys(out) if s not in hand)
 
 
 def goal_states() -> tuple[State, ...]:
@@ -258,7 +322,7 @@ def game24_domain(numbers: Sequence[Fraction]) -> ProgramDomain:
             name="successors",
             signature="def successors(state):",
             doc=SUCCESSORS,
-            cases=tuple(successor_case(s) for s in training_states()),
+            cases=tuple(successor_case(s) for s in (*training_states(), *drawn_states())),
             uses=("combine",),
         ),
     )
