@@ -365,6 +365,18 @@ async def test_an_answer_restating_a_source_description_is_repaired_to_its_subje
     assert run.steering.repairs == 1
 
 
+async def test_an_answer_taking_one_word_of_a_described_subject_is_repaired_to_it(
+    small_index: CorpusIndex,
+) -> None:
+    # "Seat of government of Bolivia?" -> "Bolivia": the answer only repeats a word of
+    # the question, and the question restates one source's description.
+    model = research_model(synthesize=[{"answer": "France", "citations": ["[1]"]}])
+    run = await loop_for(model, [CorpusProvider(small_index)]).run(DESCRIBED)
+    assert isinstance(run.response, AgentResponse), run.response
+    assert run.response.final_answer == "Paris"
+    assert len(prompts(model, "SynthesisDraft")) == 1 and run.steering.repairs == 1
+
+
 async def test_an_answer_describing_a_source_without_naming_it_is_given_its_subject(
     small_index: CorpusIndex,
 ) -> None:
@@ -428,6 +440,12 @@ def test_no_subject_is_named_when_two_descriptions_match_equally() -> None:
     jujutsu = Source(id="[4]", title="Jujutsu", description="Japanese martial art")
     echo = {"japanese", "okinawan", "martial", "art"}
     assert described_subject(echo, {"[3]": karate, "[4]": jujutsu}) == ("[3]", "Karate")
+    # ... and the question covers both descriptions whole: the closer one is its subject.
+    martial = "Which subject is described as: Japanese and Okinawan martial art?"
+    assert described_subject(echo, {"[3]": karate, "[4]": jujutsu}, question=martial) == (
+        "[3]",
+        "Karate",
+    )
     # A long answer sharing a few of a description's words does not restate it.
     benin = Source(id="[6]", title="Benin City", description="Capital city of Edo State")
     fact = {"amaravati", "state", "capital", "visakhapatnam", "largest", "city"}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from guardsearch.core.artifact import Artifact
 from guardsearch.core.context import Context
@@ -164,8 +165,13 @@ def described_subject(
     if question is not None:
         # The answer only repeats the question, so the question must point at the same
         # source: "organic compound" alone is closer to Ethane than to Acetone.
+        # Ties on coverage go to the closer description: "Japanese and Okinawan martial
+        # art" covers Jujutsu's "Japanese martial art" too, and is closer to Karate's.
         asked = set(terms(question))
-        covered = [(len(asked & t) / len(t), i) for i, (_, t) in described.items()]
+        covered = [
+            ((len(asked & t) / len(t), len(asked & t) / len(asked | t)), i)
+            for i, (_, t) in described.items()
+        ]
         if _unique_best(covered) != best:
             return None
     return best, described[best][0].title
@@ -205,7 +211,7 @@ def quoted_source(
     return None
 
 
-def _unique_best(scored: list[tuple[float, str]]) -> str | None:
+def _unique_best(scored: Sequence[tuple[Any, str]]) -> str | None:
     """The id with the highest score, None when there is none or two share it."""
     ranked = sorted(scored, reverse=True)
     if not ranked or (len(ranked) > 1 and ranked[1][0] == ranked[0][0]):
@@ -250,9 +256,15 @@ def synthesize_step(
             )
         if not words - set(terms(context.objective)):
             # "Who wrote Moby-Dick?" -> "Moby-Dick [1]" cites a true source and says nothing.
-            named = described_subject(
-                set(terms(plain(draft.answer))), sources, question=context.objective
-            ) or quoted_source(set(terms(flat)), sources, context.objective)
+            named = (
+                described_subject(
+                    set(terms(plain(draft.answer))), sources, question=context.objective
+                )
+                or quoted_source(set(terms(flat)), sources, context.objective)
+                # "Seat of government of Bolivia?" -> "Bolivia": the answer took a word of
+                # the question, and the question itself restates [1]'s description.
+                or described_subject(set(terms(context.objective)), sources)
+            )
             if named is not None:
                 # "Which subject is described as: Capital of West Bengal?" -> "Capital of
                 # West Bengal" restates source [3]'s description: its subject is [3]'s title.
