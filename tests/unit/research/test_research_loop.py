@@ -32,7 +32,8 @@ from guardsearch.loops.research import (
     ResearchConfig,
     ResearchLoop,
 )
-from guardsearch.loops.research.phases import DEGRADED_NOTE, described_subject, quoted_source
+from guardsearch.loops.research.phases import DEGRADED_NOTE
+from guardsearch.loops.research.subject import asked_subject, described_subject, quoted_source
 from guardsearch.tools import CorpusProvider, ResilienceSettings
 
 FAST = ResilienceSettings(timeout_s=0.05)
@@ -380,15 +381,50 @@ async def test_an_answer_taking_one_word_of_a_described_subject_is_repaired_to_i
 async def test_an_answer_describing_a_source_without_naming_it_is_given_its_subject(
     small_index: CorpusIndex,
 ) -> None:
-    # A fact question: the model writes the description of the article the quote is
-    # from, which is true of it and does not name what was asked for.
-    question = 'Which subject is this about: "The island of the Seine hosts Notre-Dame."?'
+    # The model writes the description of the article the quote is from, which is
+    # true of it and does not name it.
+    question = 'Where is this: "The island of the Seine hosts Notre-Dame."?'
     model = research_model(synthesize=[{"answer": "Capital of France.", "citations": []}])
     run = await loop_for(model, [CorpusProvider(small_index)]).run(question)
     assert isinstance(run.response, AgentResponse), run.response
     assert run.response.final_answer == "Paris (Capital of France)"
     assert [s.title for s in run.response.sources] == ["Paris"]
     assert len(prompts(model, "SynthesisDraft")) == 1 and run.steering.repairs == 1
+
+
+async def test_a_subject_question_is_answered_by_the_source_holding_its_quote(
+    small_index: CorpusIndex,
+) -> None:
+    # Asked which subject a quoted passage is about, the small model names a category
+    # that is true of the article ("Birds" for a quote from Cuckoo); the one retrieved
+    # source holding the passage is the subject asked for.
+    question = 'Which subject is this about: "The island of the Seine hosts Notre-Dame."?'
+    model = research_model(synthesize=[{"answer": "French cities", "citations": ["[1]"]}])
+    run = await loop_for(model, [CorpusProvider(small_index)]).run(question)
+    assert isinstance(run.response, AgentResponse), run.response
+    assert run.response.final_answer == "Paris"
+    assert [s.title for s in run.response.sources] == ["Paris"]
+    assert len(prompts(model, "SynthesisDraft")) == 1 and run.steering.repairs == 1
+
+
+def test_only_a_subject_question_settled_by_the_sources_names_a_subject() -> None:
+    tower = Source(
+        id="[1]", title="Eiffel Tower", description="Tower in Paris", text="It was built in 1889."
+    )
+    other = Source(id="[2]", title="Louvre", description="Museum in Paris", text="It was built.")
+    both = {"[1]": tower, "[2]": other}
+    quoted = 'Which subject is this about: "It was built in 1889."?'
+    assert asked_subject(quoted, both) == ("[1]", "Eiffel Tower")
+    assert asked_subject("Which subject is described as: Tower in Paris?", both) == (
+        "[1]",
+        "Eiffel Tower",
+    )
+    # Not a subject question: a fact about what the quote is from is asked.
+    assert asked_subject('Who built it: "It was built in 1889."?', both) is None
+    # Two sources hold the passage, or the question names the subject already.
+    copy = Source(id="[3]", title="Paris", text="Of a tower: it was built in 1889!")
+    assert asked_subject(quoted, {**both, "[3]": copy}) is None
+    assert asked_subject("Which subject, the Eiffel Tower, is a Tower in Paris?", both) is None
 
 
 async def test_a_description_answers_a_question_that_names_its_subject(

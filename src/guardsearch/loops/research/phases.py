@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from guardsearch.core.artifact import Artifact
 from guardsearch.core.context import Context
@@ -28,6 +27,7 @@ from guardsearch.loops.research.citations import (
 )
 from guardsearch.loops.research.config import ResearchConfig
 from guardsearch.loops.research.schemas import PlanDraft, ReflectionDraft, SynthesisDraft
+from guardsearch.loops.research.subject import asked_subject, described_subject, quoted_source
 from guardsearch.prompts import PromptTemplate
 from guardsearch.prompts.untrusted import DATA_RULE, repeats_instructions
 from guardsearch.steps.step import Step
@@ -123,102 +123,6 @@ async def supporting_source(
     return None
 
 
-# An answer restates a source's description when it holds at least this share of the
-# description's content words (years included) and adds none beyond the question's.
-DESCRIPTION_MATCH = 0.6
-# ... and is mostly that description (Jaccard): a long answer that shares a few of a
-# description's words ("capital", "city", "state") does not restate it.
-CLOSE_MATCH = 0.5
-
-
-def described_subject(
-    words: set[str],
-    sources: Mapping[str, str] | Mapping[str, Source] | Mapping[str, str | Source],
-    question: str | None = None,
-) -> tuple[str, str] | None:
-    """The (id, title) of the one retrieved source whose short description `words`
-    restate, if exactly one does best: a source's description says what its subject
-    is, so an answer that only repeats it names that subject by its title.
-
-    A description qualifies when `words` hold `DESCRIPTION_MATCH` of its content words
-    and the two are `CLOSE_MATCH` alike (Jaccard); the best is the closest, so
-    "Japanese and Okinawan martial art" names Karate, not Jujutsu ("Japanese martial
-    art"). With `question`, the question's words must cover that same source's
-    description best. None when no source has a description, none qualifies, or two
-    match equally well."""
-    described = {
-        source_id: (source, terms_)
-        for source_id, source in sources.items()
-        if isinstance(source, Source) and (terms_ := set(terms(source.description)))
-    }
-    scored = []
-    for source_id, (source, terms_) in described.items():
-        if set(terms(source.title)) <= words:
-            continue
-        shared = len(words & terms_)
-        closeness = shared / len(words | terms_)
-        if shared / len(terms_) >= DESCRIPTION_MATCH and closeness >= CLOSE_MATCH:
-            scored.append((closeness, source_id))
-    best = _unique_best(scored)
-    if best is None:
-        return None
-    if question is not None:
-        # The answer only repeats the question, so the question must point at the same
-        # source: "organic compound" alone is closer to Ethane than to Acetone.
-        # Ties on coverage go to the closer description: "Japanese and Okinawan martial
-        # art" covers Jujutsu's "Japanese martial art" too, and is closer to Karate's.
-        asked = set(terms(question))
-        covered = [
-            ((len(asked & t) / len(t), len(asked & t) / len(asked | t)), i)
-            for i, (_, t) in described.items()
-        ]
-        if _unique_best(covered) != best:
-            return None
-    return best, described[best][0].title
-
-
-# A passage the question quotes ("Which subject is this about: \"...\"?"): long enough
-# that finding it in a source's text says which article it comes from.
-_QUOTED = re.compile(r"[\"“]([^\"“”]{20,})[\"”]")
-
-
-def _flat(text: str) -> str:
-    return " ".join(re.findall(r"\w+", text.lower()))
-
-
-def quoted_source(
-    words: set[str],
-    sources: Mapping[str, str] | Mapping[str, Source] | Mapping[str, str | Source],
-    question: str,
-) -> tuple[str, str] | None:
-    """The (id, title) of the one retrieved source whose text holds the passage the
-    question quotes, when `words` (an answer that only repeats the question) are words
-    of that passage: asked what a quoted sentence is about, the small model copies the
-    sentence back, and the article the sentence is from names its subject. None when
-    the question quotes nothing, the answer repeats other words, or no source or two
-    sources hold the passage."""
-    for passage in _QUOTED.findall(question):
-        if not words or not words <= set(terms(passage)):
-            continue
-        wanted = _flat(passage)
-        holders = [
-            (source_id, source.title)
-            for source_id, source in sources.items()
-            if isinstance(source, Source) and wanted in _flat(source.text)
-        ]
-        if len(holders) == 1:
-            return holders[0]
-    return None
-
-
-def _unique_best(scored: Sequence[tuple[Any, str]]) -> str | None:
-    """The id with the highest score, None when there is none or two share it."""
-    ranked = sorted(scored, reverse=True)
-    if not ranked or (len(ranked) > 1 and ranked[1][0] == ranked[0][0]):
-        return None
-    return ranked[0][1]
-
-
 def synthesize_step(
     config: ResearchConfig,
     sources: Mapping[str, str] | Mapping[str, Source] | Mapping[str, str | Source],
@@ -287,6 +191,23 @@ def synthesize_step(
             )
         if not sources:
             return GuardResult.ok("citations")
+        subject = asked_subject(context.objective, sources)
+        if subject is not None and not set(terms(subject[1])) & set(terms(flat)):
+            # 'Which subject is this about: "The coucals and anis are ..."?' -> "Birds":
+            # true of the article the quote is from, and not the subject asked for. The
+            # one source holding the quote (or whose description the question restates)
+            # is that subject, whatever the model guessed. An answer sharing a word of
+            # its title stands ("Frederick II" for Frederick the Great).
+            source_id, title = subject
+            return GuardResult.fail(
+                f"the question asks which subject this is; the quoted or described text "
+                f"is source {source_id}'s, whose subject is {title!r}, not {flat!r}",
+                "answer",
+                patch=[
+                    {"op": "replace", "path": "/answer", "value": title},
+                    {"op": "replace", "path": "/citations", "value": [source_id]},
+                ],
+            )
         verification = await verify_citations(
             draft.answer, draft.citations, sources, judge, question=context.objective
         )
