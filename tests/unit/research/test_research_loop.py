@@ -21,7 +21,9 @@ from research_helpers import (
 )
 
 from guardsearch import ResearchRun, run_research
+from guardsearch.core.artifact import Artifact
 from guardsearch.core.budget import Budget
+from guardsearch.core.context import Context
 from guardsearch.core.messages import ModelRequest
 from guardsearch.core.source import Source
 from guardsearch.core.steering import Steering
@@ -32,8 +34,14 @@ from guardsearch.loops.research import (
     ResearchConfig,
     ResearchLoop,
 )
-from guardsearch.loops.research.phases import DEGRADED_NOTE
-from guardsearch.loops.research.subject import asked_subject, described_subject, quoted_source
+from guardsearch.loops.research.citations import LexicalSupport
+from guardsearch.loops.research.phases import DEGRADED_NOTE, synthesize_step
+from guardsearch.loops.research.subject import (
+    asked_subject,
+    described_subject,
+    named_source,
+    quoted_source,
+)
 from guardsearch.tools import CorpusProvider, ResilienceSettings
 
 FAST = ResilienceSettings(timeout_s=0.05)
@@ -425,6 +433,48 @@ def test_only_a_subject_question_settled_by_the_sources_names_a_subject() -> Non
     copy = Source(id="[3]", title="Paris", text="Of a tower: it was built in 1889!")
     assert asked_subject(quoted, {**both, "[3]": copy}) is None
     assert asked_subject("Which subject, the Eiffel Tower, is a Tower in Paris?", both) is None
+
+
+async def test_a_rejected_answer_is_pointed_at_the_source_the_question_names() -> None:
+    opera = Source(
+        id="[1]",
+        title="Don Giovanni",
+        description="1787 opera by Wolfgang Amadeus Mozart",
+        text="Don Giovanni is an opera in two acts with music by Wolfgang Amadeus Mozart. "
+        "Its subject is a legend.",
+    )
+    other = Source(
+        id="[2]",
+        title="Giovanni Pierluigi da Palestrina",
+        description="Italian Renaissance composer",
+        text="Giovanni Pierluigi da Palestrina was an Italian composer.",
+    )
+    sources = {"[1]": opera, "[2]": other}
+    question = "Who composed the opera Don Giovanni?"
+    step = synthesize_step(ResearchConfig(), sources, LexicalSupport())
+    value = {"answer": "Giovanni Pierluigi da Palestrina", "citations": ["[2]"]}
+    artifact = Artifact(id="a", step=step.name, text=json.dumps(value), value=value)
+    verdict = await step.checker.check(artifact, Context(objective=question))
+    assert not verdict.passed
+    assert 'source [1] says: "Don Giovanni is an opera in two acts with music by Wolfgang' in (
+        verdict.feedback
+    )
+    assert "Its subject" not in verdict.feedback  # the first sentence only
+    right = {"answer": "Wolfgang Amadeus Mozart", "citations": ["[1]"]}
+    artifact = Artifact(id="b", step=step.name, text=json.dumps(right), value=right)
+    assert (await step.checker.check(artifact, Context(objective=question))).passed
+
+
+def test_the_named_source_is_the_longest_title_the_question_holds() -> None:
+    giovanni = Source(id="[1]", title="Don Giovanni", text="An opera.")
+    don = Source(id="[2]", title="Don (river)", text="A river.")
+    question = "Who composed the opera Don Giovanni?"
+    assert named_source(question, {"[1]": giovanni, "[2]": don}) == (
+        "[1]",
+        "Don Giovanni",
+        "An opera.",
+    )
+    assert named_source("Who wrote Hamlet?", {"[1]": giovanni}) is None
 
 
 async def test_a_description_answers_a_question_that_names_its_subject(

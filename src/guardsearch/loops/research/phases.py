@@ -27,7 +27,12 @@ from guardsearch.loops.research.citations import (
 )
 from guardsearch.loops.research.config import ResearchConfig
 from guardsearch.loops.research.schemas import PlanDraft, ReflectionDraft, SynthesisDraft
-from guardsearch.loops.research.subject import asked_subject, described_subject, quoted_source
+from guardsearch.loops.research.subject import (
+    asked_subject,
+    described_subject,
+    named_source,
+    quoted_source,
+)
 from guardsearch.prompts import PromptTemplate
 from guardsearch.prompts.untrusted import DATA_RULE, repeats_instructions
 from guardsearch.steps.step import Step
@@ -238,7 +243,17 @@ def synthesize_step(
             # A right answer is not thrown away for a missing or wrong citation: cite the
             # retrieved source that says it (the step re-judges the repaired draft).
             patch = [{"op": "replace", "path": "/citations", "value": [found]}]
-        return GuardResult.fail(verification.feedback(ids[:8]), "citations", patch=patch)
+        feedback = verification.feedback(ids[:8])
+        named = named_source(context.objective, sources)
+        if named is not None and named[0] not in verification.cited:
+            # The fix, not only the failure: "Who composed the opera Don Giovanni?" ->
+            # "Palestrina [3]" is sent back with what the source about Don Giovanni says.
+            source_id, title, lead = named
+            feedback += (
+                f' The question names {title!r}; source {source_id} says: "{lead}" '
+                f"Answer from what it says, citing {source_id}."
+            )
+        return GuardResult.fail(feedback, "citations", patch=patch)
 
     rule = FunctionGuard(citation_guard, "citations", constraint=citation_constraint(ids) or None)
     return Step(

@@ -16,6 +16,7 @@ from typing import Any
 
 from guardsearch.core.source import Source
 from guardsearch.corpus.query import terms
+from guardsearch.loops.research.citations import sentences
 
 # An answer restates a source's description when it holds at least this share of the
 # description's content words (years included) and adds none beyond the question's.
@@ -160,3 +161,40 @@ def _unique_best(scored: Sequence[tuple[Any, str]]) -> str | None:
     if not ranked or (len(ranked) > 1 and ranked[1][0] == ranked[0][0]):
         return None
     return ranked[0][1]
+
+
+# The start of a named source's text that feedback quotes (its first sentence, cut).
+LEAD_CHARS = 200
+
+
+def named_source(
+    question: str,
+    sources: Mapping[str, str] | Mapping[str, Source] | Mapping[str, str | Source],
+) -> tuple[str, str, str] | None:
+    """(id, title, lead) of the retrieved source the question names by its title ("Who
+    composed the opera Don Giovanni?" names the source titled "Don Giovanni"), with
+    the first sentence of its text: what a rejected answer's feedback points the model
+    at. The longest title named wins; None when none is, or two are named alike."""
+    asked = f" {_flat(question)} "
+    named = [
+        (len(_flat(_bare(source.title))), source_id, source)
+        for source_id, source in sources.items()
+        if isinstance(source, Source)
+        and _flat(_bare(source.title))
+        and f" {_flat(_bare(source.title))} " in asked
+    ]
+    if not named:
+        return None
+    named.sort(key=lambda n: -n[0])
+    if len(named) > 1 and named[1][0] == named[0][0]:
+        return None
+    _, source_id, source = named[0]
+    lead = sentences(source.text)[0] if source.text.strip() else source.description
+    if len(lead) > LEAD_CHARS:
+        lead = lead[: LEAD_CHARS - 1].rstrip() + "…"
+    return source_id, source.title, lead
+
+
+def _bare(title: str) -> str:
+    """A title without its trailing parenthesis ("Guernica (Picasso)" -> "Guernica")."""
+    return re.sub(r"\s*\([^)]*\)$", "", title)
