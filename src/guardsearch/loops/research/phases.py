@@ -244,11 +244,11 @@ def synthesize_step(
             # retrieved source that says it (the step re-judges the repaired draft).
             patch = [{"op": "replace", "path": "/citations", "value": [found]}]
         feedback = verification.feedback(ids[:8])
-        named = named_source(context.objective, sources)
-        if named is not None and named[0] not in verification.cited:
+        pointer = named_source(context.objective, sources)
+        if pointer is not None and pointer[0] not in verification.cited:
             # The fix, not only the failure: "Who composed the opera Don Giovanni?" ->
             # "Palestrina [3]" is sent back with what the source about Don Giovanni says.
-            source_id, title, lead = named
+            source_id, title, lead = pointer
             feedback += (
                 f' The question names {title!r}; source {source_id} says: "{lead}" '
                 f"Answer from what it says, citing {source_id}."
