@@ -191,22 +191,30 @@ class CodeGuard:
     cases: Sequence[Case]
     limits: Limits = field(default_factory=Limits)
     name: str = "code-tests"
+    mutable: bool = False  # arguments as lists, copied per call (Sandbox's `mutable`)
 
     async def check(self, artifact: Artifact, context: Context) -> GuardResult:
         module = artifact.value
         if not isinstance(module, CodeModule):
             return GuardResult.fail("no code to test", "parse")
-        return await run_cases(module.source, self.cases, self.limits, self.name)
+        return await run_cases(
+            module.source, self.cases, self.limits, self.name, mutable=self.mutable
+        )
 
 
 async def run_cases(
-    source: str, cases: Sequence[Case], limits: Limits, name: str = "code-tests"
+    source: str,
+    cases: Sequence[Case],
+    limits: Limits,
+    name: str = "code-tests",
+    *,
+    mutable: bool = False,
 ) -> GuardResult:
     """The verdict of `cases` on `source`: forbidden constructs first, then the tests."""
     problems = allowlist_problems(source, limits.allowed)
     if problems:
         return _verdict(name, "forbidden", "the code is not allowed: " + "; ".join(problems[:3]))
-    async with Sandbox(source, limits) as box:
+    async with Sandbox(source, limits, mutable=mutable) as box:
         if box.loaded.kind != "ok":
             return _verdict(name, box.loaded.kind, f"the module failed: {box.loaded.error}")
         outcomes = await box.call_many([(c.fn, c.args) for c in cases])

@@ -96,12 +96,16 @@ class Sandbox:
     `loaded` is the outcome of loading the module (`ok`, or why it failed). After a
     `hang` or `crash` the process is gone: later calls come back as that outcome too.
     `network_cut` says whether the child runs in a network namespace of its own (no
-    network at all) or only behind the allowlist (docs/security.md).
+    network at all) or only behind the allowlist (docs/security.md). With `mutable`,
+    arrays arrive as lists and every call of the module's own functions gets a deep copy
+    of its arguments (code may change a state it is given; see sandbox_runner.py);
+    otherwise arrays arrive as tuples.
     """
 
-    def __init__(self, source: str, limits: Limits | None = None) -> None:
+    def __init__(self, source: str, limits: Limits | None = None, *, mutable: bool = False) -> None:
         self.source = source
         self.limits = limits or Limits()
+        self.mutable = mutable
         self.loaded: CallOutcome = CallOutcome("crash", error="not started")
         self._proc: asyncio.subprocess.Process | None = None
         self._dir: str | None = None
@@ -129,7 +133,10 @@ class Sandbox:
             limit=_LINE_LIMIT,
             start_new_session=True,
         )  # fmt: skip
-        [self.loaded] = await self._exchange([{"source": self.source}])
+        header: dict[str, Any] = {"source": self.source}
+        if self.mutable:
+            header["mutable"] = True
+        [self.loaded] = await self._exchange([header])
         if self.loaded.kind == "exception":
             self.loaded = CallOutcome("exception", error=f"loading the module: {self.loaded.error}")
         return self.loaded

@@ -12,7 +12,10 @@ Protocol (JSON Lines on stdin/stdout): the first line is `{"source": ...}`, answ
 `{"ok": true, "value": {"network": "cut"|"open"}}` or `{"ok": false, "error": ...}`;
 then each line `{"fn": name, "args": [...]}` is answered by `{"ok": true, "value":
 ...}` or `{"ok": false, "error": ...}`.
-JSON arrays arrive as tuples, `{"$q": [n, d]}` is a Fraction; results travel back the
+JSON arrays arrive as tuples (as lists when the first line says `"mutable": true`: then
+every call of a function the module defines, its calls to its own functions included,
+gets a deep copy of its arguments, so code may change a state in place), `{"$q": [n,
+d]}` is a Fraction; results travel back the
 same way (`{"$repr": ...}` for a value JSON cannot carry); a generator (or map, filter,
 zip, range) travels as the list of what it yields, so a function that yields its
 results is judged by them.
@@ -20,6 +23,7 @@ results is judged by them.
 
 import builtins
 import contextlib
+import copy
 import importlib
 import json
 import math
@@ -41,15 +45,28 @@ BANNED = (
 LAZY = (types.GeneratorType, map, filter, zip, range)
 
 
-def decode(value: Any) -> Any:
+def decode(value: Any, mutable: bool = False) -> Any:
     if isinstance(value, list):
-        return tuple(decode(v) for v in value)
+        items = [decode(v, mutable) for v in value]
+        return items if mutable else tuple(items)
     if isinstance(value, dict):
         if "$q" in value:
             n, d = value["$q"]
             return Fraction(n, d)
-        return {k: decode(v) for k, v in value.items()}
+        return {k: decode(v, mutable) for k, v in value.items()}
     return value
+
+
+def copying(fn: Any) -> Any:
+    """`fn`, called with deep copies of its arguments: a change the code makes to a
+    state it was given stays inside that call (successors calling move on one state
+    for every move sees the state unchanged each time)."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return fn(*copy.deepcopy(args), **copy.deepcopy(kwargs))
+
+    call.__name__ = fn.__name__
+    return call
 
 
 def encode(value: Any, depth: int = 0) -> Any:
@@ -151,11 +168,17 @@ def main() -> None:
     if not first:
         return
     namespace: dict[str, Any] = {"__builtins__": safe_builtins(allowed), "__name__": "generated"}
+    header = json.loads(first)
+    mutable = bool(header.get("mutable"))
     try:
-        exec(compile(json.loads(first)["source"], "<generated>", "exec"), namespace)
+        exec(compile(header["source"], "<generated>", "exec"), namespace)
     except BaseException as exc:  # the module itself fails to load: say why, stop
         reply({"ok": False, "error": error_text(exc)})
         return
+    if mutable:
+        for name, value in list(namespace.items()):
+            if isinstance(value, types.FunctionType) and value.__module__ == "generated":
+                namespace[name] = copying(value)
     reply({"ok": True, "value": {"network": network}})
     for line in stdin:
         request = json.loads(line)
@@ -164,7 +187,7 @@ def main() -> None:
             reply({"ok": False, "error": f"NameError: {request['fn']} is not defined"})
             continue
         try:
-            value = fn(*decode(request["args"]))
+            value = fn(*decode(request["args"], mutable))
             reply({"ok": True, "value": encode(value)})
         except RecursionError as exc:
             reply({"ok": False, "error": error_text(exc)})

@@ -67,7 +67,8 @@ class ProgramDomain:
     `version` changes whenever the rules or tests do (it keys the code cache);
     `goal_args` follow the state in every `is_goal` call (e.g. the goal configuration).
     `heuristic(state)` estimates the steps left for A* from the state alone (numbers
-    left, blocks out of place), never from a solver.
+    left, blocks out of place), never from a solver. `mutable_state`: the code gets
+    states as lists, a copy per call, and may change them in place (guards/sandbox.py).
     """
 
     name: str
@@ -84,6 +85,7 @@ class ProgramDomain:
     max_depth: int = 8
     goal_args: tuple[Any, ...] = ()
     heuristic: Callable[[Any], float] | None = None
+    mutable_state: bool = False
 
     def function(self, name: str) -> FunctionSpec:
         return next(f for f in self.functions if f.name == name)
@@ -166,7 +168,9 @@ def function_step(
     return Step(
         name=f"write_{spec.name}",
         prompt=PromptTemplate.packaged(PROGRAM_PROMPT),
-        guard=CodeGuard(spec.cases, limits, name=f"tests_{spec.name}"),
+        guard=CodeGuard(
+            spec.cases, limits, name=f"tests_{spec.name}", mutable=domain.mutable_state
+        ),
         parser=lambda text: with_given(parse_module(text, [spec.name]), before),
         max_tokens=max_tokens,
         schedule=[0.0, 0.7, 1.0],

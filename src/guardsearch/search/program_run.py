@@ -163,8 +163,8 @@ async def run_program(
         raise ConfigError(f"search 'astar' needs a heuristic; domain {domain.name!r} has none")
     run = ProgramRun()
     async with (
-        Sandbox(sources["successors"], limits) as succ,
-        Sandbox(sources["is_goal"], limits) as goal,
+        Sandbox(sources["successors"], limits, mutable=domain.mutable_state) as succ,
+        Sandbox(sources["is_goal"], limits, mutable=domain.mutable_state) as goal,
     ):
         for name, box in (("successors", succ), ("is_goal", goal)):
             if box.loaded.kind != "ok":

@@ -15,26 +15,21 @@ from guardsearch.registry import build_app
 from guardsearch.search.run import search
 
 GOAL = "def is_goal(state, goal):\n    return sorted(state) == sorted(goal)\n"
+# The code the 1.5B writes for lists: change the state in place (each call has its own
+# copy) and return it.
 MOVE = """
 def move(state, i, j):
-    block, left = state[i][-1], state[i][:-1]
-    stacks = []
-    for k, stack in enumerate(state):
-        if k == i:
-            if left:
-                stacks.append(left)
-        elif k == j:
-            stacks.append(stack + block)
-        else:
-            stacks.append(stack)
+    block = state[i].pop()
     if j is None:
-        stacks.append(block)
-    return tuple(stacks)
+        state.append([block])
+    else:
+        state[j].append(block)
+    if not state[i]:
+        del state[i]
+    return state
 """
-# Mutates a list copy but forgets that the emptied stack must go.
-KEEPS_EMPTY = MOVE.replace(
-    "            if left:\n                stacks.append(left)", "            stacks.append(left)"
-)
+# Forgets that an emptied stack must go.
+KEEPS_EMPTY = MOVE.replace("    if not state[i]:\n        del state[i]\n", "")
 SUCC = """
 def successors(state):
     out = []
@@ -93,8 +88,8 @@ async def test_a_scripted_program_solves_an_instance(tmp_path: Path) -> None:
     assert result.succeeded and result.calls == 5
     assert replay(start, goal, result.answer) is None
     move_retry = "\n".join(m.content for m in model.requests[2].messages)
-    assert "move(('AB', 'C'), 1, 0)" in move_retry
-    assert "is not a non-empty stack" in move_retry
+    assert "move([['A', 'B'], ['C']], 1, 0) returned" in move_retry
+    assert "[] is not a non-empty stack" in move_retry
     succ_prompt = model.requests[3].messages[-1].content
     assert "def move(state, i, j):" in succ_prompt  # written over the accepted move
     retry = "\n".join(m.content for m in model.requests[4].messages)
@@ -112,14 +107,16 @@ def test_the_app_is_served_by_program_only() -> None:
         build_app("blocks", {"start": [["AB", "C"]], "goal": [["C", "AB"]]}, "program")
 
 
-async def test_code_that_changes_a_tuple_is_told_how_to_build_one() -> None:
-    # Seen on the 1.5B: `.pop()` on a stack, eleven answers running; the verdict names
-    # the way out, not only the AttributeError.
-    from guardsearch.apps.blocks.domain import move_cases
+async def test_code_may_change_the_state_it_is_given() -> None:
+    # Each call of the module's own functions gets a copy of its arguments: successors
+    # calling a move that pops and appends in place sees the same state every time.
+    from guardsearch.apps.blocks.domain import move_cases, successor_case
     from guardsearch.guards.code_tests import run_cases
     from guardsearch.guards.sandbox import Limits
 
-    pops = "def move(state, i, j):\n    block = state[i].pop()\n    return state\n"
-    verdict = await run_cases(pops, move_cases(), Limits())
-    assert "'str' object has no attribute 'pop'" in verdict.feedback
-    assert "cannot be changed: build a new one, e.g. t[:-1]" in verdict.feedback
+    cases = (*move_cases(), successor_case((("A", "B"), ("C",))))
+    verdict = await run_cases(MOVE + SUCC, cases, Limits(), mutable=True)
+    assert verdict.passed, verdict.feedback
+    # Without the copies, the same code changes the one state successors iterates over.
+    verdict = await run_cases(MOVE + SUCC, cases, Limits())
+    assert not verdict.passed

@@ -1,10 +1,12 @@
 """BlocksWorld for the program strategy: rules in words, generated instances, validator.
 
 A state is a tuple of stacks, each a tuple of block names from the bottom up; the
-order of the stacks does not matter. The code the model writes sees each stack as a
-string of one-letter block names (`('CAB', 'D')`): strings are what small models
-rebuild without trying to change them in place (given tuples, the 1.5B called `.pop()`
-on them in most answers). One move takes the top block of a stack and puts
+order of the stacks does not matter. The code the model writes sees a state as a list
+of lists (`[['C', 'A', 'B'], ['D']]`) and may change it in place: the sandbox hands
+every call its own copy (`ProgramDomain.mutable_state`). Given tuples or strings, the
+1.5B changed them in place anyway (`.pop()`, `state[i] = ...`) in most answers and no
+`move` passed in 19 answers of each of five runs; `pop` and `append` on a list are the
+code it writes. No stack is empty. One move takes the top block of a stack and puts
 it on top of another stack or on the table (a new stack). Instances come from a seed
 (`instance`): seeds below `TRAINING_SEEDS` give the test states, the others the
 evaluation problems. `replay` checks a plan move by move.
@@ -35,20 +37,21 @@ RULES = (
     "stacks are exactly the goal's stacks."
 )
 STATE = (
-    "a tuple of stacks; each stack is a string of one-letter block names from the "
-    "bottom up, e.g. ('AB', 'C') means B is on A, and C is alone on the table. No stack "
-    "is empty."
+    "a list of stacks; each stack is a list of one-letter block names from the bottom "
+    "up, e.g. [['A', 'B'], ['C']] means B is on A, and C is alone on the table. No "
+    "stack is empty. Each call gets its own copy of the state: changing it in place is "
+    "fine."
 )
 IS_GOAL = (
     "Return True when state and goal hold the same stacks, in any order of the stacks "
     "(each stack compared from the bottom up). Otherwise return False."
 )
 MOVE = (
-    "Return the state after one move: take the top block of stack number i and put it "
-    "on top of stack number j, or on the table as a new stack when j is None. The "
-    "block is state[i][-1]; stack i becomes state[i][:-1] (left out if that is empty); "
-    "stack j becomes state[j] + block, or block is added as a new stack when j is None; "
-    "every other stack stays as it is. Return a tuple of the stacks (strings)."
+    "Return the state after one move: take the top block of stack number i "
+    "(block = state[i].pop()) and put it on top of stack number j "
+    "(state[j].append(block)), or on the table as a new stack (state.append([block])) "
+    "when j is None; every other stack stays as it is. Then remove stack i if it is "
+    "now empty (del state[i]): no stack is empty. Return the state."
 )
 SUCCESSORS = (
     "Return a list of all states one move away: for every stack number i and every "
@@ -63,7 +66,7 @@ def canonical(state: Any) -> State:
         raise ValueError("a state must be a tuple of stacks")
     stacks = []
     for stack in state:
-        if isinstance(stack, str):  # the code's form: one letter a block
+        if isinstance(stack, str):  # one letter a block
             stack = tuple(stack)
         if not isinstance(stack, list | tuple) or not stack:
             raise ValueError(f"{stack!r} is not a non-empty stack")
@@ -145,9 +148,9 @@ def _shown(state: Sequence[Sequence[str]]) -> str:
     return " ".join("[" + " ".join(s) + "]" for s in state)
 
 
-def as_code(state: Any) -> tuple[str, ...]:
-    """A state as the generated code sees it: each stack a string, bottom up."""
-    return tuple("".join(stack) for stack in canonical(state))
+def as_code(state: Any) -> list[list[str]]:
+    """A state as the generated code sees it: a list of stacks, each a list, bottom up."""
+    return [list(stack) for stack in canonical(state)]
 
 
 def successor_case(state: State) -> Case:
@@ -277,6 +280,7 @@ def blocks_domain(start: State, goal: State) -> ProgramDomain:
         max_depth=2 * sum(len(s) for s in start),
         goal_args=(as_code(goal_key),),
         heuristic=lambda state: float(out_of_place(state, goal_key)),
+        mutable_state=True,
     )
 
 
