@@ -24,6 +24,7 @@ from guardsearch import ResearchRun, run_research
 from guardsearch.core.artifact import Artifact
 from guardsearch.core.budget import Budget
 from guardsearch.core.context import Context
+from guardsearch.core.guard_result import GuardResult
 from guardsearch.core.messages import ModelRequest
 from guardsearch.core.source import Source
 from guardsearch.core.steering import Steering
@@ -463,6 +464,41 @@ async def test_a_rejected_answer_is_pointed_at_the_source_the_question_names() -
     right = {"answer": "Wolfgang Amadeus Mozart", "citations": ["[1]"]}
     artifact = Artifact(id="b", step=step.name, text=json.dumps(right), value=right)
     assert (await step.checker.check(artifact, Context(objective=question))).passed
+
+
+async def test_a_short_answer_must_be_in_the_source_the_question_names() -> None:
+    film = Source(
+        id="[1]",
+        title="The Jazz Singer",
+        description="1927 film by Alan Crosland",
+        text="The Jazz Singer is a 1927 American musical drama film directed by Alan Crosland.",
+    )
+    singer = Source(
+        id="[2]",
+        title="Billie Holiday",
+        description="American jazz singer",
+        text="Billie Holiday was an American jazz singer and songwriter.",
+    )
+    sources = {"[1]": film, "[2]": singer}
+    question = "Who directed the film The Jazz Singer?"
+    step = synthesize_step(ResearchConfig(), sources, LexicalSupport())
+
+    async def verdict(answer: str, cite: str) -> GuardResult:
+        value = {"answer": answer, "citations": [cite]}
+        artifact = Artifact(id=answer, step=step.name, text=json.dumps(value), value=value)
+        return await step.checker.check(artifact, Context(objective=question))
+
+    wrong = await verdict("Billie Holiday", "[2]")  # her source says "jazz singer"
+    assert not wrong.passed
+    assert "source [1], about it, does not say 'Billie Holiday'" in wrong.feedback
+    assert "directed by Alan Crosland" in wrong.feedback
+    assert (await verdict("Alan Crosland", "[1]")).passed
+    # Another source may back the answer when the named one says it too.
+    crosland = Source(
+        id="[3]", title="Alan Crosland", text="Alan Crosland directed The Jazz Singer (1927)."
+    )
+    step = synthesize_step(ResearchConfig(), {**sources, "[3]": crosland}, LexicalSupport())
+    assert (await verdict("Alan Crosland", "[3]")).passed
 
 
 def test_the_named_source_is_the_longest_title_the_question_holds() -> None:

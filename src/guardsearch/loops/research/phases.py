@@ -20,6 +20,8 @@ from guardsearch.guards.base import FunctionGuard
 from guardsearch.loops.research.citations import (
     NoSupportCheck,
     SupportJudge,
+    beyond,
+    is_short,
     lexical_support,
     plain,
     source_text,
@@ -216,6 +218,25 @@ def synthesize_step(
         verification = await verify_citations(
             draft.answer, draft.citations, sources, judge, question=context.objective
         )
+        pointer = named_source(context.objective, sources)
+        if (
+            verification.verified
+            and pointer is not None
+            and pointer[0] not in verification.verified
+            and is_short(flat)
+            and lexical_support(beyond(flat, context.objective), source_text(sources[pointer[0]]))
+            < 0.5
+        ):
+            # "Who directed the film The Jazz Singer?" -> "Billie Holiday [4]": her article
+            # says "jazz singer", and the article about the film the question names does
+            # not say her name. A short answer must be in the source the question names.
+            source_id, title, lead = pointer
+            return GuardResult.fail(
+                f"the question names {title!r}, and source {source_id}, about it, does not "
+                f'say {flat!r}; it says: "{lead}" Answer from what it says, citing '
+                f"{source_id}.",
+                "citations",
+            )
         if verification.verified:
             unnamed = described_subject(set(terms(flat)), sources)
             if unnamed is not None and not set(terms(unnamed[1])) <= set(terms(context.objective)):
@@ -244,7 +265,6 @@ def synthesize_step(
             # retrieved source that says it (the step re-judges the repaired draft).
             patch = [{"op": "replace", "path": "/citations", "value": [found]}]
         feedback = verification.feedback(ids[:8])
-        pointer = named_source(context.objective, sources)
         if pointer is not None and pointer[0] not in verification.cited:
             # The fix, not only the failure: "Who composed the opera Don Giovanni?" ->
             # "Palestrina [3]" is sent back with what the source about Don Giovanni says.
