@@ -31,6 +31,7 @@ from guardsearch.loops.research.config import ResearchConfig
 from guardsearch.loops.research.schemas import PlanDraft, ReflectionDraft, SynthesisDraft
 from guardsearch.loops.research.subject import (
     asked_subject,
+    asks_for_subject,
     described_subject,
     named_source,
     quoted_source,
@@ -218,7 +219,13 @@ def synthesize_step(
         verification = await verify_citations(
             draft.answer, draft.citations, sources, judge, question=context.objective
         )
-        pointer = named_source(context.objective, sources)
+        # A subject question names other things on the way ("King of Scotland from
+        # 1567 ..." names Scotland); only a question about a named subject points at it.
+        pointer = (
+            None
+            if asks_for_subject(context.objective)
+            else named_source(context.objective, sources)
+        )
         if (
             verification.verified
             and pointer is not None
