@@ -85,6 +85,7 @@ from guardsearch.loops.research.state import (
     ResearchState,
     check_transition,
 )
+from guardsearch.loops.research.subject import question_names
 from guardsearch.models.base import Model, estimate_prompt_tokens
 from guardsearch.steps.step import Step, run_step
 from guardsearch.tools.base import SearchProvider
@@ -97,6 +98,8 @@ log = logging.getLogger("guardsearch.research")
 _REFORMULATION = "reformulation of: "
 # Claim/source verdicts the loop keeps budget for when the model judges support.
 SUPPORT_RESERVE_CALLS = 3
+# Attempts of the focused synthesis (the named source alone) after the synthesis failed.
+FOCUSED_ATTEMPTS = 1
 
 
 class _Refused(Exception):
@@ -560,10 +563,31 @@ class _Run:
         full = self.retrieved()
         shown = s.ranked()[: self.config.synthesis_sources]
         step = synthesize_step(self.config, full, self.judge)
-        outcome = await self.step(
-            "synthesize",
-            run_step(step, self.context, self.metered, variables=self.synthesis_variables(shown)),
-        )
+        try:
+            outcome = await self.step(
+                "synthesize",
+                run_step(
+                    step, self.context, self.metered, variables=self.synthesis_variables(shown)
+                ),
+            )
+        except Stop as stop:
+            named = question_names(s.task, full)
+            if not isinstance(stop.error, StepFailed) or named is None:
+                raise
+            # A narrower request: the small model that answered "Palestrina" three times
+            # for "Who composed the opera Don Giovanni?" among five composers' sources is
+            # shown the one source the question names (the guard still judges against all).
+            focus = full[named[0]]
+            self.phase("synthesize_focused", source=focus.id, title=focus.title)
+            outcome = await self.step(
+                "synthesize",
+                run_step(
+                    replace(step, rmax=FOCUSED_ATTEMPTS),
+                    self.context,
+                    self.metered,
+                    variables=self.synthesis_variables([focus]),
+                ),
+            )
         draft = SynthesisDraft.model_validate(outcome.value)
         self.phase("verify", method=self.config.support)
         verification = await self.step(

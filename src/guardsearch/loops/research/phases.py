@@ -31,9 +31,8 @@ from guardsearch.loops.research.config import ResearchConfig
 from guardsearch.loops.research.schemas import PlanDraft, ReflectionDraft, SynthesisDraft
 from guardsearch.loops.research.subject import (
     asked_subject,
-    asks_for_subject,
     described_subject,
-    named_source,
+    question_names,
     quoted_source,
 )
 from guardsearch.prompts import PromptTemplate
@@ -219,13 +218,7 @@ def synthesize_step(
         verification = await verify_citations(
             draft.answer, draft.citations, sources, judge, question=context.objective
         )
-        # A subject question names other things on the way ("King of Scotland from
-        # 1567 ..." names Scotland); only a question about a named subject points at it.
-        pointer = (
-            None
-            if asks_for_subject(context.objective)
-            else named_source(context.objective, sources)
-        )
+        pointer = question_names(context.objective, sources)
         if (
             verification.verified
             and pointer is not None
@@ -272,7 +265,7 @@ def synthesize_step(
             # retrieved source that says it (the step re-judges the repaired draft).
             patch = [{"op": "replace", "path": "/citations", "value": [found]}]
         feedback = verification.feedback(ids[:8])
-        if pointer is not None and pointer[0] not in verification.cited:
+        if pointer is not None and pointer[0] not in verification.verified:
             # The fix, not only the failure: "Who composed the opera Don Giovanni?" ->
             # "Palestrina [3]" is sent back with what the source about Don Giovanni says.
             source_id, title, lead = pointer

@@ -198,3 +198,12 @@ def named_source(
 def _bare(title: str) -> str:
     """A title without its trailing parenthesis ("Guernica (Picasso)" -> "Guernica")."""
     return re.sub(r"\s*\([^)]*\)$", "", title)
+
+
+def question_names(
+    question: str,
+    sources: Mapping[str, str] | Mapping[str, Source] | Mapping[str, str | Source],
+) -> tuple[str, str, str] | None:
+    """`named_source` for a question about a named subject; None for a subject question
+    (it names other things on the way: "King of Scotland from 1567 ..." names Scotland)."""
+    return None if asks_for_subject(question) else named_source(question, sources)
