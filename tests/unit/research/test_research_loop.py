@@ -539,6 +539,15 @@ def test_the_named_source_is_the_longest_title_the_question_holds() -> None:
         "An opera.",
     )
     assert named_source("Who wrote Hamlet?", {"[1]": giovanni}) is None
+    # Named as written: a common word that is also a title does not name it.
+    rabat = Source(id="[3]", title="Rabat", text="Rabat is the capital city of Morocco.")
+    capital = Source(id="[4]", title="Capital (economics)", text="In economics, capital ...")
+    asked = "Rabat is the capital of which country or region?"
+    assert named_source(asked, {"[3]": rabat, "[4]": capital}) == (
+        "[3]",
+        "Rabat",
+        "Rabat is the capital city of Morocco.",
+    )
 
 
 async def test_a_description_answers_a_question_that_names_its_subject(

@@ -174,14 +174,16 @@ def named_source(
     """(id, title, lead) of the retrieved source the question names by its title ("Who
     composed the opera Don Giovanni?" names the source titled "Don Giovanni"), with
     the first sentence of its text: what a rejected answer's feedback points the model
-    at. The longest title named wins; None when none is, or two are named alike."""
-    asked = f" {_flat(question)} "
+    at. The title must stand in the question as written, capitals included: "Rabat is
+    the capital of which country?" names Rabat, not "Capital (economics)". The longest
+    title named wins; None when none is, or two are named alike."""
+    asked = f" {_words(question)} "
     named = [
-        (len(_flat(_bare(source.title))), source_id, source)
+        (len(_words(_bare(source.title))), source_id, source)
         for source_id, source in sources.items()
         if isinstance(source, Source)
-        and _flat(_bare(source.title))
-        and f" {_flat(_bare(source.title))} " in asked
+        and _words(_bare(source.title))
+        and f" {_words(_bare(source.title))} " in asked
     ]
     if not named:
         return None
@@ -193,6 +195,11 @@ def named_source(
     if len(lead) > LEAD_CHARS:
         lead = lead[: LEAD_CHARS - 1].rstrip() + "…"
     return source_id, source.title, lead
+
+
+def _words(text: str) -> str:
+    """`text`'s words, capitals kept, one space apart."""
+    return " ".join(re.findall(r"\w+", text))
 
 
 def _bare(title: str) -> str:
