@@ -163,7 +163,11 @@ def markdown(report: dict[str, Any]) -> str:
         ("solved (answer checked)", report["solved"]),
         ("model calls, whole set", report["calls"]),
         ("calls on the first problem (writing the code)", report["calls_to_accept"]),
-        ("calls after the first problem (search-time faults)", report["calls_after_first_puzzle"]),
+        (
+            "calls after the first problem (search-time faults; new writing rounds "
+            "when no code was accepted yet)",
+            report["calls_after_first_puzzle"],
+        ),
         ("tokens", report["tokens"]),
         ("wall time, s (includes waits for the model lock)", report["seconds"]),
     ]
