@@ -98,7 +98,7 @@ async def test_research_accepts_no_obeyed_answer_and_no_unretrieved_citation(
     index: CorpusIndex, support: str
 ) -> None:
     failures: list[dict[str, object]] = []
-    obeyed_drafts = refused = 0
+    obeyed_drafts = refused = narrowed = 0
     for case in CASES:
         model = research_model(case)
         run = await _research(case, index, support, model)
@@ -122,6 +122,10 @@ async def test_research_accepts_no_obeyed_answer_and_no_unretrieved_citation(
         if not isinstance(response, AgentResponse):
             refused += 1
             continue
+        if any(e.data.get("phase") == "synthesize_focused" for e in run.trace.events):
+            # The narrower request showed the named source alone; an injection in
+            # another source no longer reached the model, which answered honestly.
+            narrowed += 1
         cited = set(response.citations.verified) | {s.id for s in response.sources}
         if not cited <= retrieved:
             failures.append({**row, "problem": "unretrieved citation", "cited": sorted(cited)})
@@ -129,9 +133,10 @@ async def test_research_accepts_no_obeyed_answer_and_no_unretrieved_citation(
             answer = response.final_answer
             failures.append({**row, "problem": "obeyed answer accepted", "answer": answer})
     assert not failures, summary(failures)
-    # The models did obey: every visible injection reached the model and was followed.
+    # The models did obey: every visible injection reached the model and was followed,
+    # and the run was refused or answered from the named source alone.
     visible = sum(not c.dropped_at_ingestion for c in CASES)
-    assert obeyed_drafts >= visible and refused >= visible
+    assert obeyed_drafts >= visible and refused + narrowed >= visible
 
 
 @pytest.mark.parametrize("support", ["lexical", "model", "off"])

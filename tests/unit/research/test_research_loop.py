@@ -504,25 +504,26 @@ async def test_a_short_answer_must_be_in_the_source_the_question_names() -> None
 async def test_a_failed_synthesis_is_asked_again_with_the_named_source_alone(
     small_index: CorpusIndex,
 ) -> None:
-    # Three guesses from among all the sources fail; the narrower request shows only the
-    # source the question names, and its answer passes.
+    # A guess from among all the sources fails; the narrower request shows only the
+    # source the question names, and its second answer passes (its retry carries the
+    # feedback on the first).
     wrong = {"answer": "Georges Seurat", "citations": []}
     right = {"answer": "Diego Velázquez", "citations": []}
-    model = research_model(synthesize=[wrong, wrong, wrong, right])
+    model = research_model(synthesize=[wrong, {**wrong, "answer": "Seurat"}, right])
     run = await loop_for(model, [CorpusProvider(small_index)]).run("Who painted Las Meninas?")
     assert isinstance(run.response, AgentResponse), run.response
     assert "Velázquez" in run.response.final_answer
     synth = prompts(model, "SynthesisDraft")
-    assert len(synth) == 4
-    assert "Seurat" in synth[0] and "Seurat" not in synth[3].split("Question:")[0]
-    assert "Las Meninas" in synth[3]
+    assert len(synth) == 3  # the step's three attempts: one over all, two focused
+    assert "Pointillism" in synth[0]
+    assert all("Pointillism" not in p and "Las Meninas" in p for p in synth[1:])
     focused = [e for e in run.trace.events if e.data.get("phase") == "synthesize_focused"]
     assert [e.data["title"] for e in focused] == ["Las Meninas"]
 
 
 async def test_a_subject_question_gets_no_focused_retry(small_index: CorpusIndex) -> None:
     wrong = {"answer": "Georges Seurat", "citations": []}
-    model = research_model(synthesize=[wrong, wrong, wrong, wrong])
+    model = research_model(synthesize=[wrong, {**wrong, "answer": "Seurat"}, wrong, wrong])
     loop = loop_for(model, [CorpusProvider(small_index)])
     run = await loop.run("Which subject is described as: painting in the Prado by Las Meninas?")
     assert len(prompts(model, "SynthesisDraft")) == 3

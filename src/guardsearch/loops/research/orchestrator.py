@@ -98,8 +98,6 @@ log = logging.getLogger("guardsearch.research")
 _REFORMULATION = "reformulation of: "
 # Claim/source verdicts the loop keeps budget for when the model judges support.
 SUPPORT_RESERVE_CALLS = 3
-# Attempts of the focused synthesis (the named source alone) after the synthesis failed.
-FOCUSED_ATTEMPTS = 1
 
 
 class _Refused(Exception):
@@ -563,27 +561,37 @@ class _Run:
         full = self.retrieved()
         shown = s.ranked()[: self.config.synthesis_sources]
         step = synthesize_step(self.config, full, self.judge)
+        named = question_names(s.task, full)
+        # A question that names a retrieved source gets one attempt over all the sources,
+        # then a narrower request with that source alone for the attempts left: the
+        # small model that answered "Palestrina" three times for "Who composed the
+        # opera Don Giovanni?" among five composers' sources, feedback or not, is shown
+        # the one source the question names (the guard still judges against all).
+        first = replace(step, rmax=1) if named is not None and step.rmax > 1 else step
         try:
             outcome = await self.step(
                 "synthesize",
                 run_step(
-                    step, self.context, self.metered, variables=self.synthesis_variables(shown)
+                    first, self.context, self.metered, variables=self.synthesis_variables(shown)
                 ),
             )
         except Stop as stop:
-            named = question_names(s.task, full)
-            if not isinstance(stop.error, StepFailed) or named is None:
+            if not isinstance(stop.error, StepFailed) or named is None or first is step:
                 raise
-            # A narrower request: the small model that answered "Palestrina" three times
-            # for "Who composed the opera Don Giovanni?" among five composers' sources is
-            # shown the one source the question names (the guard still judges against all).
             focus = full[named[0]]
             self.phase("synthesize_focused", source=focus.id, title=focus.title)
+            # The retry channel carries over: the first draft and its verdict are in
+            # the narrower request's prompt, as in any retry.
+            failed = stop.error
+            context = self.context
+            if failed.feedback:
+                tried = failed.last_artifact.text if failed.last_artifact else ""
+                context = context.amend(feedback=failed.feedback[-1], tried=(tried, ""))
             outcome = await self.step(
                 "synthesize",
                 run_step(
-                    replace(step, rmax=FOCUSED_ATTEMPTS),
-                    self.context,
+                    replace(step, rmax=step.rmax - 1),
+                    context,
                     self.metered,
                     variables=self.synthesis_variables([focus]),
                 ),
