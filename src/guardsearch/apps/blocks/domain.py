@@ -63,7 +63,7 @@ SUCCESSORS = (
 def canonical(state: Any) -> State:
     """The state with its stacks sorted (stacks as tuples); ValueError if malformed."""
     if not isinstance(state, list | tuple):
-        raise ValueError("a state must be a tuple of stacks")
+        raise ValueError("a state must be a list of stacks")
     stacks = []
     for stack in state:
         if isinstance(stack, str):  # one letter a block
@@ -154,7 +154,9 @@ def as_code(state: Any) -> list[list[str]]:
 
 
 def successor_case(state: State) -> Case:
-    return successors_case(as_code(state), successors(state), legal, canonical)
+    return successors_case(
+        as_code(state), successors(state), legal, canonical, show=lambda s: repr(as_code(s))
+    )
 
 
 def move_case(state: State, i: int, j: int | None) -> Case:
