@@ -332,11 +332,16 @@ async def test_a_reflection_claiming_sufficiency_without_sources_is_sent_back() 
     assert "cannot be sufficient" in second
 
 
+# A question that names no retrieved source by its title: its retries stay in one
+# request, the verdict handed back (one that names a source gets a narrower request).
+UNNAMED = "Who painted the Grande Jatte?"
+
+
 async def test_a_hallucinated_citation_is_fed_back_and_fixed(small_index: CorpusIndex) -> None:
     # No retrieved source says this answer, so there is nothing to repair it with.
     bad = {"answer": "Vincent van Gogh painted it in Amsterdam [99].", "citations": ["[99]"]}
     model = research_model(synthesize=[bad, ANSWER])
-    run = await loop_for(model, [CorpusProvider(small_index)]).run(QUESTION)
+    run = await loop_for(model, [CorpusProvider(small_index)]).run(UNNAMED)
     assert isinstance(run.response, AgentResponse)
     assert "[99] is not a source id" in prompts(model, "SynthesisDraft")[1]
 
@@ -505,8 +510,8 @@ async def test_a_failed_synthesis_is_asked_again_with_the_named_source_alone(
     small_index: CorpusIndex,
 ) -> None:
     # A guess from among all the sources fails; the narrower request shows only the
-    # source the question names, and its second answer passes (its retry carries the
-    # feedback on the first).
+    # source the question names, fresh (the rejected draft is not shown), and its second
+    # answer passes (its own retry carries the feedback on its first).
     wrong = {"answer": "Georges Seurat", "citations": []}
     right = {"answer": "Diego Velázquez", "citations": []}
     model = research_model(synthesize=[wrong, {**wrong, "answer": "Seurat"}, right])
@@ -517,6 +522,7 @@ async def test_a_failed_synthesis_is_asked_again_with_the_named_source_alone(
     assert len(synth) == 3  # the step's three attempts: one over all, two focused
     assert "Pointillism" in synth[0]
     assert all("Pointillism" not in p and "Las Meninas" in p for p in synth[1:])
+    assert "Georges Seurat" not in synth[1] and "Seurat" in synth[2]
     focused = [e for e in run.trace.events if e.data.get("phase") == "synthesize_focused"]
     assert [e.data["title"] for e in focused] == ["Las Meninas"]
 
@@ -818,12 +824,9 @@ async def test_plan_prompt_is_short_and_starts_with_the_pinned_objective(
 async def test_an_answer_that_only_repeats_the_question_is_sent_back(
     small_index: CorpusIndex,
 ) -> None:
-    echo = {
-        "answer": "A Sunday Afternoon on the Island of La Grande Jatte [1].",
-        "citations": ["[1]"],
-    }
+    echo = {"answer": "The Grande Jatte [1].", "citations": ["[1]"]}
     model = research_model(synthesize=[echo, ANSWER])
-    run = await loop_for(model, [CorpusProvider(small_index)]).run(QUESTION)
+    run = await loop_for(model, [CorpusProvider(small_index)]).run(UNNAMED)
     assert isinstance(run.response, AgentResponse)
     assert "only repeats the question" in prompts(model, "SynthesisDraft")[1]
 

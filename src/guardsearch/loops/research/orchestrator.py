@@ -580,18 +580,15 @@ class _Run:
                 raise
             focus = full[named[0]]
             self.phase("synthesize_focused", source=focus.id, title=focus.title)
-            # The retry channel carries over: the first draft and its verdict are in
-            # the narrower request's prompt, as in any retry.
-            failed = stop.error
-            context = self.context
-            if failed.feedback:
-                tried = failed.last_artifact.text if failed.last_artifact else ""
-                context = context.amend(feedback=failed.feedback[-1], tried=(tried, ""))
+            # A fresh request: the rejected draft is not shown. The 0.5B copies what it
+            # is shown: given the named source alone it answered 3 of 3 right; with the
+            # verdict naming its wrong answer 1 of 3, with the draft too 0 of 3
+            # (benchmarks/research_focus_probe.py). Its own retries still carry feedback.
             outcome = await self.step(
                 "synthesize",
                 run_step(
                     replace(step, rmax=step.rmax - 1),
-                    context,
+                    self.context,
                     self.metered,
                     variables=self.synthesis_variables([focus]),
                 ),
