@@ -73,6 +73,8 @@ def table(reports: dict[str, dict[str, Any]]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("reports", nargs="+", metavar="LABEL=REPORT.json")
+    parser.add_argument("--out", type=Path, help="also write the table to this Markdown file")
+    parser.add_argument("--title", default="Research per model", help="the file's heading")
     args = parser.parse_args()
     reports = {}
     for item in args.reports:
@@ -80,7 +82,11 @@ def main() -> None:
         if not path:
             raise SystemExit(f"expected LABEL=REPORT.json, got {item!r}")
         reports[label] = load(Path(path))
-    print(table(reports))
+    text = table(reports)
+    print(text)
+    if args.out:
+        command = "python3 benchmarks/research_models.py " + " ".join(args.reports)
+        args.out.write_text(f"# {args.title}\n\n`{command}`\n\n{text}\n", encoding="utf-8")
 
 
 if __name__ == "__main__":
