@@ -51,6 +51,18 @@ def two(after: int = 2, **kw: object) -> tuple[ModelLadder, ScriptedModel, Scrip
 # -- routing -------------------------------------------------------------------------
 
 
+def test_the_ladder_enforces_a_schema_only_when_every_rung_does() -> None:
+    # Counted as "prevented" in the steering figures: a ladder of grammar-decoding
+    # models decodes under the request's schema whichever rung answers.
+    def grammar(name: str) -> ScriptedModel:
+        return ScriptedModel([name], name=name, constrained_decoding=True)
+
+    both = ModelLadder([grammar("a"), grammar("b")])
+    mixed = ModelLadder([grammar("a"), ScriptedModel(["b"], name="b")])
+    assert Metered(both, Budget.of(calls=1), Trace()).constrained_decoding
+    assert not mixed.constrained_decoding
+
+
 def test_escalates_after_k_rejections() -> None:
     ladder, _, strong = two(after=2)
     assert [ladder.route(ask(CallInfo(rejections=n))).index for n in range(4)] == [0, 0, 1, 1]

@@ -40,7 +40,13 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from guardsearch.core.digest import stable_digest
 from guardsearch.core.errors import ConfigError
 from guardsearch.core.messages import CALL_ROLES, Completion, ModelRequest
-from guardsearch.models.base import Model, Route, bound_prompt_tokens, estimate_prompt_tokens
+from guardsearch.models.base import (
+    Model,
+    Route,
+    bound_prompt_tokens,
+    enforces_schema,
+    estimate_prompt_tokens,
+)
 
 Memory = Literal["auto", "keep", "swap"]
 MEMORY_MODES: tuple[Memory, ...] = ("auto", "keep", "swap")
@@ -127,6 +133,12 @@ class ModelLadder:
     @property
     def price_completion_per_mtok(self) -> float:
         return max(float(getattr(m, "price_completion_per_mtok", 0.0) or 0.0) for m in self.rungs)
+
+    @property
+    def constrained_decoding(self) -> bool:
+        """Every rung decodes under the request's schema (then so does the ladder, and
+        an output it returns cannot break the schema's constraints)."""
+        return all(enforces_schema(m) for m in self.rungs)
 
     # -- routing ---------------------------------------------------------------------
 
