@@ -179,6 +179,13 @@ def summarize(rows_file: Path, rows: tuple[int, int, int], calls: int) -> dict[s
         label: {pid: done[(label, pid, calls)] for pid in wanted if (label, pid, calls) in done}
         for label in MODELS
     }
+    # Paired: only the puzzles every measured model has (a run cut short mid-puzzle
+    # leaves one puzzle measured on some models only).
+    measured = [set(got) for got in by_label.values() if got]
+    complete = set.intersection(*measured) if measured else set()
+    by_label = {
+        label: {p: r for p, r in got.items() if p in complete} for label, got in by_label.items()
+    }
     base = by_label[BASELINE]
     for label, got in by_label.items():
         if not got:
