@@ -130,6 +130,20 @@ async def supporting_source(
     return None
 
 
+def answer_patch(answer: str, source_id: str) -> list[dict[str, object]]:
+    """The JSON Patch of a repair that answers with `answer`, citing `source_id` alone."""
+    return [
+        {"op": "replace", "path": "/answer", "value": answer},
+        {"op": "replace", "path": "/citations", "value": [source_id]},
+    ]
+
+
+def answer_from(pointer: tuple[str, str, str]) -> str:
+    """The fix a verdict names for a question about a named source: what it says."""
+    source_id, _, lead = pointer
+    return f'says: "{lead}" Answer from what it says, citing {source_id}.'
+
+
 def synthesize_step(
     config: ResearchConfig,
     sources: Mapping[str, str] | Mapping[str, Source] | Mapping[str, str | Source],
@@ -186,10 +200,7 @@ def synthesize_step(
                     f"the answer only repeats the question; what it repeats is from "
                     f"source {source_id}, whose subject is {title!r}",
                     "answer",
-                    patch=[
-                        {"op": "replace", "path": "/answer", "value": title},
-                        {"op": "replace", "path": "/citations", "value": [source_id]},
-                    ],
+                    patch=answer_patch(title, source_id),
                 )
             return GuardResult.fail(
                 "the answer only repeats the question; state the fact the question asks for, "
@@ -210,10 +221,7 @@ def synthesize_step(
                 f"the question asks which subject this is; the quoted or described text "
                 f"is source {source_id}'s, whose subject is {title!r}, not {flat!r}",
                 "answer",
-                patch=[
-                    {"op": "replace", "path": "/answer", "value": title},
-                    {"op": "replace", "path": "/citations", "value": [source_id]},
-                ],
+                patch=answer_patch(title, source_id),
             )
         verification = await verify_citations(
             draft.answer, draft.citations, sources, judge, question=context.objective
@@ -230,11 +238,10 @@ def synthesize_step(
             # "Who directed the film The Jazz Singer?" -> "Billie Holiday [4]": her article
             # says "jazz singer", and the article about the film the question names does
             # not say her name. A short answer must be in the source the question names.
-            source_id, title, lead = pointer
+            source_id, title, _ = pointer
             return GuardResult.fail(
                 f"the question names {title!r}, and source {source_id}, about it, does not "
-                f'say {flat!r}; it says: "{lead}" Answer from what it says, citing '
-                f"{source_id}.",
+                f"say {flat!r}; it {answer_from(pointer)}",
                 "citations",
             )
         if verification.verified:
@@ -249,10 +256,7 @@ def synthesize_step(
                     f"the answer describes the subject of source {source_id} without naming "
                     f"it; name it: {title!r}",
                     "answer",
-                    patch=[
-                        {"op": "replace", "path": "/answer", "value": f"{title} ({flat})"},
-                        {"op": "replace", "path": "/citations", "value": [source_id]},
-                    ],
+                    patch=answer_patch(f"{title} ({flat})", source_id),
                 )
             # Extra bad ids are dropped and reported later; one verified citation is enough.
             return GuardResult.ok(
@@ -268,11 +272,8 @@ def synthesize_step(
         if pointer is not None and pointer[0] not in verification.verified:
             # The fix, not only the failure: "Who composed the opera Don Giovanni?" ->
             # "Palestrina [3]" is sent back with what the source about Don Giovanni says.
-            source_id, title, lead = pointer
-            feedback += (
-                f' The question names {title!r}; source {source_id} says: "{lead}" '
-                f"Answer from what it says, citing {source_id}."
-            )
+            source_id, title, _ = pointer
+            feedback += f" The question names {title!r}; source {source_id} {answer_from(pointer)}"
         return GuardResult.fail(feedback, "citations", patch=patch)
 
     rule = FunctionGuard(citation_guard, "citations", constraint=citation_constraint(ids) or None)
