@@ -11,7 +11,7 @@ synthesis guard (phases.py) uses these to repair a draft to that source's title.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from guardsearch.core.source import Source
@@ -78,7 +78,8 @@ _QUOTED = re.compile(r"[\"“]([^\"“”]{20,})[\"”]")
 
 
 def _flat(text: str) -> str:
-    return " ".join(re.findall(r"\w+", text.lower()))
+    """`text`'s words, lower case, one space apart."""
+    return _words(text.lower())
 
 
 def _holders(
@@ -105,12 +106,23 @@ def quoted_source(
     sentence back, and the article the sentence is from names its subject. None when
     the question quotes nothing, the answer repeats other words, or no source or two
     sources hold the passage."""
+    return _quote_holder(
+        question, sources, lambda passage: bool(words) and words <= set(terms(passage))
+    )
+
+
+def _quote_holder(
+    question: str,
+    sources: Mapping[str, str] | Mapping[str, Source] | Mapping[str, str | Source],
+    fits: Callable[[str], bool] = lambda passage: True,
+) -> tuple[str, str] | None:
+    """The (id, title) of the one source holding the first passage the question quotes
+    that `fits` and exactly one retrieved source holds."""
     for passage in _QUOTED.findall(question):
-        if not words or not words <= set(terms(passage)):
-            continue
-        holders = _holders(passage, sources)
-        if len(holders) == 1:
-            return holders[0]
+        if fits(passage):
+            holders = _holders(passage, sources)
+            if len(holders) == 1:
+                return holders[0]
     return None
 
 
@@ -142,14 +154,8 @@ def asked_subject(
     naming it would only repeat the question)."""
     if not asks_for_subject(question):
         return None
-    found = None
-    for passage in _QUOTED.findall(question):
-        holders = _holders(passage, sources)
-        if len(holders) == 1:
-            found = holders[0]
-            break
     asked = set(terms(question))
-    found = found or described_subject(asked, sources)
+    found = _quote_holder(question, sources) or described_subject(asked, sources)
     if found is None or set(terms(found[1])) <= asked:
         return None
     return found
@@ -178,12 +184,15 @@ def named_source(
     the capital of which country?" names Rabat, not "Capital (economics)". The longest
     title named wins; None when none is, or two are named alike."""
     asked = f" {_words(question)} "
-    named = [
-        (len(_words(_bare(source.title))), source_id, source)
+    titled = {
+        source_id: (source, _words(_bare(source.title)))
         for source_id, source in sources.items()
         if isinstance(source, Source)
-        and _words(_bare(source.title))
-        and f" {_words(_bare(source.title))} " in asked
+    }
+    named = [
+        (len(title), source_id, source)
+        for source_id, (source, title) in titled.items()
+        if title and f" {title} " in asked
     ]
     if not named:
         return None
