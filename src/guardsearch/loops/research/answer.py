@@ -23,7 +23,7 @@ from guardsearch.core.outcome import Outcome
 from guardsearch.core.source import Source
 from guardsearch.core.usage import Usage
 from guardsearch.loops.kernel import Stop
-from guardsearch.loops.research.citations import Verification
+from guardsearch.loops.research.citations import Verification, cut
 from guardsearch.loops.research.schemas import (
     AgentResponse,
     AgentSource,
@@ -68,6 +68,8 @@ class ResearchRun(Outcome):
         }
 
 
+# The characters of a source's text an answer's `sources` entry carries.
+SNIPPET_CHARS = 300
 NO_VERIFICATION = Verification(
     method="none", cited=(), verified=(), hallucinated=(), unsupported=(), unsupported_claims=()
 )
@@ -85,7 +87,7 @@ def agent_source(source: Source, full_text: str) -> AgentSource:
         title=source.title,
         type=source.kind,
         location=source.location,
-        snippet=_snippet(full_text),
+        snippet=cut(full_text, SNIPPET_CHARS),
         provider=source.provider,
         license=source.license,
         attribution=source.attribution,
@@ -183,8 +185,3 @@ def unverified_error(answer: str, verification: Verification, run_id: str) -> Er
             "unsupported": list(verification.unsupported),
         },
     )
-
-
-def _snippet(text: str, chars: int = 300) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= chars else flat[: chars - 1].rstrip() + "…"

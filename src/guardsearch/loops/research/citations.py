@@ -105,6 +105,12 @@ def cited_ids(answer: str, listed: Sequence[str]) -> list[str]:
     return list(out)
 
 
+def cut(text: str, chars: int) -> str:
+    """`text` on one line, at most `chars` characters (an ellipsis where it was cut)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= chars else flat[: chars - 1].rstrip() + "…"
+
+
 def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.split(text.strip()) if s.strip()]
 

@@ -21,6 +21,7 @@ from guardsearch.loops.research.citations import (
     NoSupportCheck,
     SupportJudge,
     beyond,
+    cut,
     is_short,
     lexical_support,
     plain,
@@ -291,7 +292,7 @@ def render_results(results: Sequence[Source], chars: int = _REFLECT_CHARS) -> st
     """Short lines for the reflector: id, title, the start of the text."""
     if not results:
         return "(no results)"
-    return "\n".join(f"{r.id} {r.title}: {_cut(r.text, chars)}" for r in results)
+    return "\n".join(f"{r.id} {r.title}: {cut(r.text, chars)}" for r in results)
 
 
 def render_sources(results: Sequence[Source], chars: int) -> str:
@@ -299,10 +300,5 @@ def render_sources(results: Sequence[Source], chars: int) -> str:
     lines = []
     for r in results:
         about = f" ({r.description})" if r.description else ""
-        lines.append(f"{r.id} {r.title}{about}: {_cut(r.text, chars)}")
+        lines.append(f"{r.id} {r.title}{about}: {cut(r.text, chars)}")
     return "\n".join(lines)
-
-
-def _cut(text: str, chars: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= chars else flat[: chars - 1].rstrip() + "…"

@@ -16,7 +16,7 @@ from typing import Any
 
 from guardsearch.core.source import Source
 from guardsearch.corpus.query import terms
-from guardsearch.loops.research.citations import sentences
+from guardsearch.loops.research.citations import cut, sentences
 
 # An answer restates a source's description when it holds at least this share of the
 # description's content words (years included) and adds none beyond the question's.
@@ -201,9 +201,7 @@ def named_source(
         return None
     _, source_id, source = named[0]
     lead = sentences(source.text)[0] if source.text.strip() else source.description
-    if len(lead) > LEAD_CHARS:
-        lead = lead[: LEAD_CHARS - 1].rstrip() + "…"
-    return source_id, source.title, lead
+    return source_id, source.title, cut(lead, LEAD_CHARS)
 
 
 def _words(text: str) -> str:
