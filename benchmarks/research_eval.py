@@ -38,10 +38,11 @@ import statistics
 import sys
 import time
 import unicodedata
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from guardsearch.core.source import Source
 from guardsearch.core.steering import Steering
 from guardsearch.corpus import open_index, wikipedia
 from guardsearch.loops.research import AgentResponse, ResearchConfig, ResearchLoop
@@ -114,6 +115,13 @@ def build_questions() -> list[Question]:
         if _fold(answer) in _fold(extract):
             out.append(Question(question=question, expected=answer, article=title, kind=kind))
     return out
+
+
+async def top_sources(provider: CorpusProvider, question: str, k: int = 5) -> dict[str, Source]:
+    """The `k` best sources for `question`, numbered "[1]", "[2]", ... as the research
+    loop numbers what it retrieves (the offline checks judge drafts against them)."""
+    hits = await provider.search(question, k)
+    return {f"[{i}]": replace(h, id=f"[{i}]") for i, h in enumerate(hits, 1)}
 
 
 def second_set(split: str, path: Path = SECOND_SET) -> list[Question]:

@@ -18,9 +18,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 import time
 from dataclasses import replace
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from research_eval import top_sources
 
 from guardsearch.core.budget import Budget
 from guardsearch.core.context import Context
@@ -50,8 +54,7 @@ async def probe(model_spec: str) -> list[tuple[str, str, bool, str]]:
     provider = CorpusProvider(corpus="wikipedia")
     rows = []
     for question, wrong, cited in CASES:
-        hits = await provider.search(question, 5)
-        full = {f"[{i}]": replace(h, id=f"[{i}]") for i, h in enumerate(hits, 1)}
+        full = await top_sources(provider, question)
         named = named_source(question, full)
         if named is None:
             raise SystemExit(f"no retrieved source is named by {question!r}")

@@ -19,11 +19,10 @@ or repaired) a false accept.
 import asyncio
 import json
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from research_eval import _fold, build_questions
+from research_eval import _fold, build_questions, top_sources
 
 from guardsearch.core.artifact import Artifact
 from guardsearch.core.context import Context
@@ -52,8 +51,7 @@ async def main() -> dict[str, int]:
     )
     for q in build_questions():
         counts["questions"] += 1
-        hits = await provider.search(q.question, 5)
-        sources = {f"[{i}]": replace(h, id=f"[{i}]") for i, h in enumerate(hits, 1)}
+        sources = await top_sources(provider, q.question)
         own = [i for i, s in sources.items() if s.title == q.article]
         if not own:
             counts["not_retrieved"] += 1

@@ -34,11 +34,10 @@ rejected.
 import asyncio
 import json
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from research_eval import second_set
+from research_eval import second_set, top_sources
 
 from guardsearch.core.artifact import Artifact
 from guardsearch.core.context import Context
@@ -54,8 +53,7 @@ async def main(split: str) -> dict[str, int]:
     provider = CorpusProvider(corpus="wikipedia")
     counts = {"passed": 0, "repaired": 0, "rejected": 0, "right_not_retrieved": 0}
     for q in second_set(split):
-        hits = await provider.search(q.question, 5)
-        sources = {f"[{i}]": replace(h, id=f"[{i}]") for i, h in enumerate(hits, 1)}
+        sources = await top_sources(provider, q.question)
         right = [i for i, s in sources.items() if s.title == q.article]
         if not right:
             counts["right_not_retrieved"] += 1
@@ -91,8 +89,7 @@ async def echo_check(split: str) -> dict[str, int]:
     provider = CorpusProvider(corpus="wikipedia")
     counts = {"echoes": 0, "right": 0, "false_repair": 0, "rejected": 0, "passed": 0}
     for q in second_set(split):
-        hits = await provider.search(q.question, 5)
-        sources = {f"[{i}]": replace(h, id=f"[{i}]") for i, h in enumerate(hits, 1)}
+        sources = await top_sources(provider, q.question)
         step = synthesize_step(ResearchConfig(), sources, LexicalSupport())
         ctx = Context(objective=q.question)
         for echo in echoes(q.question):
@@ -123,8 +120,7 @@ async def description_check(split: str) -> dict[str, int]:
     for q in second_set(split):
         if q.kind != "fact":
             continue
-        hits = await provider.search(q.question, 5)
-        sources = {f"[{i}]": replace(h, id=f"[{i}]") for i, h in enumerate(hits, 1)}
+        sources = await top_sources(provider, q.question)
         step = synthesize_step(ResearchConfig(), sources, LexicalSupport())
         ctx = Context(objective=q.question)
         for source_id, source in sources.items():
