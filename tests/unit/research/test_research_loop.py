@@ -441,6 +441,16 @@ def test_only_a_subject_question_settled_by_the_sources_names_a_subject() -> Non
     assert asked_subject("Which subject, the Eiffel Tower, is a Tower in Paris?", both) is None
 
 
+async def synthesis_verdict(
+    sources: dict[str, Source], question: str, answer: str, cite: str
+) -> GuardResult:
+    """The synthesis guard's verdict on `answer` citing `cite`, judged against `sources`."""
+    step = synthesize_step(ResearchConfig(), sources, LexicalSupport())
+    value = {"answer": answer, "citations": [cite]}
+    artifact = Artifact(id=answer, step=step.name, text=json.dumps(value), value=value)
+    return await step.checker.check(artifact, Context(objective=question))
+
+
 async def test_a_rejected_answer_is_pointed_at_the_source_the_question_names() -> None:
     opera = Source(
         id="[1]",
@@ -457,18 +467,13 @@ async def test_a_rejected_answer_is_pointed_at_the_source_the_question_names() -
     )
     sources = {"[1]": opera, "[2]": other}
     question = "Who composed the opera Don Giovanni?"
-    step = synthesize_step(ResearchConfig(), sources, LexicalSupport())
-    value = {"answer": "Giovanni Pierluigi da Palestrina", "citations": ["[2]"]}
-    artifact = Artifact(id="a", step=step.name, text=json.dumps(value), value=value)
-    verdict = await step.checker.check(artifact, Context(objective=question))
+    verdict = await synthesis_verdict(sources, question, "Giovanni Pierluigi da Palestrina", "[2]")
     assert not verdict.passed
     assert 'source [1] says: "Don Giovanni is an opera in two acts with music by Wolfgang' in (
         verdict.feedback
     )
     assert "Its subject" not in verdict.feedback  # the first sentence only
-    right = {"answer": "Wolfgang Amadeus Mozart", "citations": ["[1]"]}
-    artifact = Artifact(id="b", step=step.name, text=json.dumps(right), value=right)
-    assert (await step.checker.check(artifact, Context(objective=question))).passed
+    assert (await synthesis_verdict(sources, question, "Wolfgang Amadeus Mozart", "[1]")).passed
 
 
 async def test_a_short_answer_must_be_in_the_source_the_question_names() -> None:
@@ -486,24 +491,18 @@ async def test_a_short_answer_must_be_in_the_source_the_question_names() -> None
     )
     sources = {"[1]": film, "[2]": singer}
     question = "Who directed the film The Jazz Singer?"
-    step = synthesize_step(ResearchConfig(), sources, LexicalSupport())
-
-    async def verdict(answer: str, cite: str) -> GuardResult:
-        value = {"answer": answer, "citations": [cite]}
-        artifact = Artifact(id=answer, step=step.name, text=json.dumps(value), value=value)
-        return await step.checker.check(artifact, Context(objective=question))
-
-    wrong = await verdict("Billie Holiday", "[2]")  # her source says "jazz singer"
+    # Billie Holiday's own source says "jazz singer".
+    wrong = await synthesis_verdict(sources, question, "Billie Holiday", "[2]")
     assert not wrong.passed
     assert "source [1], about it, does not say 'Billie Holiday'" in wrong.feedback
     assert "directed by Alan Crosland" in wrong.feedback
-    assert (await verdict("Alan Crosland", "[1]")).passed
+    assert (await synthesis_verdict(sources, question, "Alan Crosland", "[1]")).passed
     # Another source may back the answer when the named one says it too.
     crosland = Source(
         id="[3]", title="Alan Crosland", text="Alan Crosland directed The Jazz Singer (1927)."
     )
-    step = synthesize_step(ResearchConfig(), {**sources, "[3]": crosland}, LexicalSupport())
-    assert (await verdict("Alan Crosland", "[3]")).passed
+    with_director = {**sources, "[3]": crosland}
+    assert (await synthesis_verdict(with_director, question, "Alan Crosland", "[3]")).passed
 
 
 async def test_a_failed_synthesis_is_asked_again_with_the_named_source_alone(
