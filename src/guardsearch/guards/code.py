@@ -5,16 +5,20 @@ definitions (functions, classes, imports, constants) and drops what would run on
 import (`if __name__ == "__main__":` blocks, example calls and loops, `x = f(...)` with
 one of its own functions), and checks that the requested
 functions are there. `allowlist_problems` lists what the module may not do: import
-beyond `ALLOWED_IMPORTS`, touch a dunder attribute, or name `open`, `exec`, `eval`,
-`__import__`, operator's `attrgetter`/`methodcaller` and the other ways out
-(`FORBIDDEN_NAMES`, as a name, an attribute or an imported name). Both raise or return
+beyond `ALLOWED_IMPORTS`, touch a dunder attribute or a frame (`FRAME_ATTRIBUTES`),
+reach past an allowed module (its private names, or a module it imported that is not
+allowed: `fractions.sys`), or name `open`, `exec`, `eval`, `__import__`, operator's
+`attrgetter`/`methodcaller` and the other ways out (`FORBIDDEN_NAMES`, as a name, an
+attribute or an imported name). Both raise or return
 feedback the model can act on; neither runs any of the code (guards/sandbox.py does).
 """
 
 from __future__ import annotations
 
 import ast
+import importlib
 import re
+import types
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -30,6 +34,15 @@ FORBIDDEN_NAMES = frozenset(
         "exit", "quit", "__builtins__", "__loader__", "__spec__",
         # operator's ways to reach an attribute or method by a string (`__class__`)
         "attrgetter", "methodcaller",
+    }
+)  # fmt: skip
+# A frame or a code object: a running generator's gi_frame.f_back leads to the caller's
+# frame, and the sandbox runner's globals (f_globals) hold `os`.
+FRAME_ATTRIBUTES = frozenset(
+    {
+        "gi_frame", "gi_code", "gi_yieldfrom", "cr_frame", "cr_code", "cr_await",
+        "ag_frame", "ag_code", "ag_await", "f_back", "f_globals", "f_locals",
+        "f_builtins", "f_code", "tb_frame", "tb_next",
     }
 )  # fmt: skip
 MAX_SOURCE_CHARS = 20_000
@@ -106,6 +119,20 @@ def parse_module(text: str, required: Sequence[str]) -> CodeModule:
     return CodeModule(source=ast.unparse(tree), functions=tuple(defined))
 
 
+def _module_reach(module: str, name: str, allowed: frozenset[str]) -> str | None:
+    """Why `module.name` is refused (None: it is not): a private name, or a module
+    outside the allowlist (`fractions.sys` reaches `sys.modules`, and from there `os`)."""
+    if name.startswith("_"):
+        return f"{module}.{name} is private to {module}"
+    try:
+        value = getattr(importlib.import_module(module), name, None)
+    except ImportError:
+        return None
+    if isinstance(value, types.ModuleType) and value.__name__.split(".")[0] not in allowed:
+        return f"{module}.{name} is the module {value.__name__!r}, which is not allowed"
+    return None
+
+
 def allowlist_problems(source: str, allowed: frozenset[str] = ALLOWED_IMPORTS) -> list[str]:
     """What in `source` the sandbox's rules forbid (empty: nothing), each with its line."""
     try:
@@ -113,6 +140,13 @@ def allowlist_problems(source: str, allowed: frozenset[str] = ALLOWED_IMPORTS) -
     except SyntaxError as exc:
         return [f"the code does not parse: {exc.msg}"]
     problems: list[str] = []
+    modules: dict[str, str] = {}  # a name the code binds to an allowed module: which one
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                bound = a.asname or a.name.split(".")[0]  # `import a.b` binds `a`
+                if a.name.split(".")[0] in allowed:
+                    modules[bound] = a.name if a.asname else bound
     for node in ast.walk(tree):
         where = f"line {getattr(node, 'lineno', '?')}"
         if isinstance(node, ast.Import | ast.ImportFrom):
@@ -135,10 +169,26 @@ def allowlist_problems(source: str, allowed: frozenset[str] = ALLOWED_IMPORTS) -
                         f"{where}: import of {name!r} is not allowed "
                         f"(only {', '.join(sorted(allowed))})"
                     )
+                elif isinstance(node, ast.ImportFrom):
+                    problems += [
+                        f"{where}: {why}"
+                        for a in node.names
+                        if a.name not in FORBIDDEN_NAMES
+                        and (why := _module_reach(name, a.name, allowed))
+                    ]
         elif isinstance(node, ast.Attribute) and node.attr.startswith("__"):
             problems.append(f"{where}: dunder attribute {node.attr!r} is not allowed")
         elif isinstance(node, ast.Attribute) and node.attr in FORBIDDEN_NAMES:
             problems.append(f"{where}: {node.attr!r} is not allowed (no I/O, no dynamic code)")
+        elif isinstance(node, ast.Attribute) and node.attr in FRAME_ATTRIBUTES:
+            problems.append(f"{where}: {node.attr!r} is not allowed (no frames or code objects)")
+        elif (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in modules
+            and (why := _module_reach(modules[node.value.id], node.attr, allowed))
+        ):
+            problems.append(f"{where}: {why}")
         elif isinstance(node, ast.Name) and node.id in FORBIDDEN_NAMES:
             problems.append(f"{where}: {node.id!r} is not allowed (no I/O, no dynamic code)")
         elif isinstance(node, ast.Global | ast.Nonlocal):

@@ -129,6 +129,33 @@ def confine(cpu_seconds: int, memory_bytes: int) -> bool:
     return cut
 
 
+def view(module: types.ModuleType, allowed: frozenset[str], seen: dict[str, Any]) -> Any:
+    """What generated code sees of an allowed module: its public names, less any module
+    outside the allowlist. The module itself would hand out more: `fractions.sys` (and
+    `collections._sys`) reach `sys.modules`, and from there `os`."""
+    if module.__name__ in seen:
+        return seen[module.__name__]
+    out = seen[module.__name__] = types.ModuleType(module.__name__, module.__doc__)
+    for key, value in vars(module).items():
+        if key.startswith("_"):
+            continue
+        if isinstance(value, types.ModuleType):
+            if value.__name__.split(".")[0] not in allowed:
+                continue
+            value = view(value, allowed, seen)
+        setattr(out, key, value)
+    return out
+
+
+# The audit event (PEP 578) CPython raises when code reaches a frame or a code object:
+# gi_frame, tb_frame, f_code, __code__. A frame's f_back leads to this runner's globals,
+# and they hold `os`. The allowlist refuses those names too; this hook is the layer
+# behind it. (A hook is no sandbox on its own; the process limits stay the last layer.)
+def refuse_frames(event: str, args: tuple[Any, ...]) -> None:
+    if event == "object.__getattr__":
+        raise PermissionError(f"the sandbox refuses access to {args[1]!r}")
+
+
 def safe_builtins(allowed: frozenset[str]) -> dict[str, Any]:
     def guarded_import(
         name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0
@@ -136,7 +163,8 @@ def safe_builtins(allowed: frozenset[str]) -> dict[str, Any]:
         if level or name.split(".")[0] not in allowed:
             raise ImportError(f"import of {name!r} is not allowed")
         module = importlib.import_module(name)
-        return module if fromlist else importlib.import_module(name.split(".")[0])
+        top = module if fromlist else sys.modules[name.split(".")[0]]
+        return view(top, allowed, {})
 
     table = {k: v for k, v in vars(builtins).items() if k not in BANNED}
     table["__import__"] = guarded_import
@@ -170,6 +198,7 @@ def main() -> None:
     namespace: dict[str, Any] = {"__builtins__": safe_builtins(allowed), "__name__": "generated"}
     header = json.loads(first)
     mutable = bool(header.get("mutable"))
+    sys.addaudithook(refuse_frames)  # from here on, the generated code runs
     try:
         exec(compile(header["source"], "<generated>", "exec"), namespace)
     except BaseException as exc:  # the module itself fails to load: say why, stop

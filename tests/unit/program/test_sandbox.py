@@ -4,6 +4,7 @@ confined by the child process (no files, no processes, no secrets, CPU/memory/wa
 from __future__ import annotations
 
 import asyncio
+from fractions import Fraction
 
 import pytest
 
@@ -17,6 +18,12 @@ FAST = Limits(cpu_seconds=2, memory_mb=256, wall_seconds=4.0)
 # what the child process itself stops when code gets that far.
 LOOSE = Limits(cpu_seconds=2, memory_mb=256, wall_seconds=4.0,
                allowed=ALLOWED_IMPORTS | {"os", "time"})  # fmt: skip
+# Generated code that walks from a running generator's frame to the sandbox runner's
+# globals, which hold `os`: the allowlist refuses it, and so does the child at run time.
+ESCAPE_BY_FRAME = (
+    "    def gen():\n        yield me.gi_frame.f_back.f_back.f_globals['os'].getcwd()\n"
+    "    me = gen()\n    return next(me)"
+)
 
 
 @pytest.mark.parametrize(
@@ -31,6 +38,15 @@ LOOSE = Limits(cpu_seconds=2, memory_mb=256, wall_seconds=4.0,
         ("def f(x):\n    return x.__class__.__bases__", "dunder attribute"),
         ("from operator import attrgetter\ndef f(x):\n    return 1", "'attrgetter'"),
         ("import operator\ndef f(x):\n    return operator.methodcaller('x')(x)", "'methodcaller'"),
+        # an allowed module's way to another module: fractions.sys reaches sys.modules
+        ("import fractions\ndef f(x):\n    return fractions.sys.modules", "module 'sys'"),
+        ("import fractions as q\ndef f(x):\n    return q.sys", "module 'sys'"),
+        ("from fractions import sys\ndef f(x):\n    return 1", "module 'sys'"),
+        ("import collections\ndef f(x):\n    return collections._sys", "private"),
+        ("from collections import _sys\ndef f(x):\n    return 1", "private"),
+        # a running generator's frame leads to the caller's, and on to the runner's globals
+        (f"def f(x):\n{ESCAPE_BY_FRAME}", "'gi_frame' is not allowed"),
+        ("def f(x):\n    return x.tb_frame.f_globals", "'f_globals' is not allowed"),
     ],
 )
 def test_the_allowlist_names_what_it_refuses(source: str, why: str) -> None:
@@ -41,7 +57,9 @@ def test_the_allowlist_names_what_it_refuses(source: str, why: str) -> None:
 def test_allowed_imports_pass_the_allowlist() -> None:
     source = (
         "import itertools\nfrom fractions import Fraction\nimport math\n"
-        "from operator import add, truediv\ndef f(x):\n    return x"
+        "from operator import add, truediv\nimport collections.abc as cabc\n"
+        "import collections.abc\nimport math as m\ndef f(x):\n"
+        "    return collections.abc.Iterable, cabc.Sized, m.sqrt(x), collections.deque"
     )
     assert allowlist_problems(source) == []
 
@@ -120,6 +138,32 @@ async def test_the_child_inherits_no_environment_secrets(monkeypatch: pytest.Mon
 async def test_imports_outside_the_allowlist_fail_at_run_time_too() -> None:
     out = await _one("def f(x):\n    import subprocess\n    return 1", limits=FAST)
     assert out.kind == "exception" and "not allowed" in out.error
+
+
+async def test_allowed_modules_show_the_code_no_other_module_at_run_time_too() -> None:
+    # Past the allowlist (Sandbox alone does not vet), the child hands out views of the
+    # allowed modules: their public names, less any module outside the allowlist.
+    out = await _one("import fractions\ndef f(x):\n    return fractions.sys.modules", limits=FAST)
+    assert out.kind == "exception" and "has no attribute 'sys'" in out.error, out
+    out = await _one("import collections\ndef f(x):\n    return collections._sys", limits=FAST)
+    assert out.kind == "exception" and "has no attribute '_sys'" in out.error, out
+    out = await _one("from fractions import sys\ndef f(x):\n    return 1", limits=FAST)
+    assert out.kind == "exception" and "cannot import name 'sys'" in out.error, out
+    works = (
+        "import collections.abc, fractions\nfrom fractions import Fraction\n"
+        "from collections import deque\ndef f(x):\n"
+        "    return [isinstance([], collections.abc.Iterable),"
+        " fractions.Fraction(1, 3) + Fraction(1, 6), fractions.math.floor(2.5), len(deque([x]))]"
+    )
+    out = await _one(works, limits=FAST)
+    assert out.kind == "ok" and out.value == [True, Fraction(1, 2), 2, 1], out
+
+
+async def test_frames_are_refused_at_run_time_too() -> None:
+    out = await _one(f"def f(x):\n{ESCAPE_BY_FRAME}", limits=FAST)
+    assert out.kind == "exception" and "refuses access to 'gi_frame'" in out.error, out
+    out = await _one("def f(x):\n    return f.__code__", limits=FAST)
+    assert out.kind == "exception" and "'__code__'" in out.error, out
 
 
 async def test_verdicts_name_the_input_what_was_expected_and_what_came_back() -> None:
