@@ -36,6 +36,13 @@ FORBIDDEN_NAMES = frozenset(
         "attrgetter", "methodcaller",
     }
 )  # fmt: skip
+# What a refused import was for, where the sandbox does it already (the 1.5B imported
+# copy to copy a state before changing it).
+NOT_NEEDED = {
+    "copy": "; no copy is needed: the arguments each call of your functions gets are "
+    "its own (immutable tuples, or lists copied for that call), so no other call sees "
+    "a change to them",
+}
 # A frame or a code object: a running generator's gi_frame.f_back leads to the caller's
 # frame, and the sandbox runner's globals (f_globals) hold `os`.
 FRAME_ATTRIBUTES = frozenset(
@@ -167,7 +174,7 @@ def allowlist_problems(source: str, allowed: frozenset[str] = ALLOWED_IMPORTS) -
                 ):
                     problems.append(
                         f"{where}: import of {name!r} is not allowed "
-                        f"(only {', '.join(sorted(allowed))})"
+                        f"(only {', '.join(sorted(allowed))})" + NOT_NEEDED.get(name, "")
                     )
                 elif isinstance(node, ast.ImportFrom):
                     problems += [

@@ -31,6 +31,7 @@ ESCAPE_BY_FRAME = (
     [
         ("import os\ndef f(x):\n    return os.listdir('.')", "import of 'os'"),
         ("import subprocess\ndef f(x):\n    return 1", "import of 'subprocess'"),
+        ("import copy\ndef f(x):\n    return copy.deepcopy(x)", "no copy is needed"),
         ("from os import path\ndef f(x):\n    return 1", "import of 'os'"),
         ("def f(x):\n    return open('/etc/passwd').read()", "'open' is not allowed"),
         ("def f(x):\n    return eval('1')", "'eval' is not allowed"),
