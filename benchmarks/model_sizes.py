@@ -4,7 +4,8 @@ Game of 24 with astar (ToT's test rows, a call cap per puzzle), each model on th
 puzzles, paired: per model the success rate with its 95% Wilson interval, the paired
 delta against the 0.5B with its 95% interval (Newcombe, paired), calls, seconds per
 call and per solved puzzle, peak RSS, and for the ladder the calls per model and its
-escalations. Plan search and research are not measured by this script yet.
+escalations. Plan search per model is `guardsearch bench run benchmarks/plan_sizes.yaml`,
+research per model `benchmarks/research_models.py`.
 
 A run goes puzzle by puzzle, each model in turn, each (model, puzzle) in a process of
 its own (so its peak RSS is that model's), appends one JSON line per (model, puzzle) to
@@ -15,9 +16,10 @@ pieces, each under the model lock:
         --rows 900:1000:20 --cpus 1 --minutes 17
     python3 benchmarks/model_sizes.py summary --rows 900:1000:20
 
-`--minutes` stops before the next (model, puzzle) once crossed (the next piece resumes
-there). `--cpus 1` runs llama.cpp on one thread: on a box loaded past its cores, two
-threads that spin-wait on each other slowed a 0.5B call to minutes.
+`--minutes` (no limit unless given) stops before the next (model, puzzle) once crossed
+(the next piece resumes there). `--cpus 1` runs llama.cpp on one thread: on a box
+loaded past its cores, two threads that spin-wait on each other slowed a 0.5B call to
+minutes.
 """
 
 from __future__ import annotations
@@ -137,7 +139,7 @@ def run(args: argparse.Namespace) -> None:
         for label in args.models:
             if (label, problem.id, args.calls) in done:
                 continue
-            if (time.monotonic() - began) / 60 >= args.minutes:
+            if args.minutes is not None and (time.monotonic() - began) / 60 >= args.minutes:
                 print(f"stopping: {args.minutes} minutes used; run again to go on", flush=True)
                 return
             command = [sys.executable, __file__, "one", "--model", label]
@@ -276,7 +278,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             p.add_argument("--cpus", type=int, default=0, help="pin each run to N CPUs (0: all)")
         if name == "run":
             p.add_argument("--models", nargs="+", choices=list(MODELS), default=list(MODELS))
-            p.add_argument("--minutes", type=float, default=18.0, help="stop after this long")
+            p.add_argument("--minutes", type=float, help="stop after this long (default: no limit)")
         elif name == "one":
             p.add_argument("--model", choices=list(MODELS), required=True)
             p.add_argument("--problem", required=True, help="a data-set row index")
