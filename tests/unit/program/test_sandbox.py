@@ -165,6 +165,15 @@ async def test_frames_are_refused_at_run_time_too() -> None:
     assert out.kind == "exception" and "refuses access to 'gi_frame'" in out.error, out
     out = await _one("def f(x):\n    return f.__code__", limits=FAST)
     assert out.kind == "exception" and "'__code__'" in out.error, out
+    # a format string reaches attributes by name, past any AST check; the hook still sees it
+    by_format = "def f(x):\n    g = (i for i in [1])\n    return '{0.gi_frame.f_back}'.format(g)"
+    out = await _one(by_format, limits=FAST)
+    assert allowlist_problems(by_format) == [] and "'gi_frame'" in out.error, out
+    namedtuple = (  # what the stdlib does with frames itself still works (sys._getframe)
+        "from collections import namedtuple\nP = namedtuple('P', 'a b')\n"
+        "def f(x):\n    return list(P(1, x))"
+    )
+    assert (await _one(namedtuple, limits=FAST)).value == [1, 1]
 
 
 async def test_verdicts_name_the_input_what_was_expected_and_what_came_back() -> None:
