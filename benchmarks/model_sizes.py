@@ -220,13 +220,17 @@ def _pct(x: float) -> str:
 
 
 def markdown(card: dict[str, Any], command: str, note: str = "") -> str:
+    measured = min((m["n"] for m in card["models"].values()), default=0)
     lines = [
         "# Model sizes: 0.5B, 1.5B and the ladder on the same puzzles",
         "",
         f"Game of 24, astar, rows {card['rows']} ({card['puzzles']} puzzles; "
-        f"{min((m['n'] for m in card['models'].values()), default=0)} measured for every "
-        "model so far), "
-        f"at most {card['calls_cap']} calls per puzzle, paired (same puzzles, seeds).",
+        + (
+            "each measured on every model"
+            if measured == card["puzzles"]
+            else f"{measured} measured for every model so far"
+        )
+        + f"), at most {card['calls_cap']} calls per puzzle, paired (same puzzles, seeds).",
     ]
     if card["sample"]:
         lines += [
