@@ -97,3 +97,18 @@ def test_the_launcher_serves_the_embedded_model_with_the_settings_that_work(
     )
     assert reply.status_code == 200, reply.text
     assert "5" in json.dumps(reply.json()["choices"][0]["message"]["content"])
+
+
+def test_models_measure_times_the_real_model_in_a_child(
+    embedded_gguf: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from guardsearch.models import speed
+
+    monkeypatch.setenv("GUARDSEARCH_HOME", str(tmp_path))
+    monkeypatch.setenv(cpu_check.EXTRA_BUFTS_ENV, "off")  # the setting every CPU decodes
+    figures = speed.measure(embedded_gguf)
+    assert figures["written_tokens"] == speed.WRITE_TOKENS  # the list goes on, no early stop
+    assert figures["prompt_tokens"] > 200 and figures["read_tps"] > 0 < figures["write_tps"]
+    # the 0.5B's weights are 0.49 GB: a child that loaded them holds at least that much
+    assert 400 < figures["peak_rss_mb"] < 4000
+    assert speed.recorded(embedded_gguf) == figures | {"model": str(embedded_gguf)}

@@ -9,6 +9,7 @@ import typer
 from guardsearch.cli.output import exit_for, fail, out, print_json
 from guardsearch.core.errors import GuardsearchError
 from guardsearch.models.spec import default_spec
+from guardsearch.models.speed import describe as describe_speed
 
 
 def backends() -> list[dict[str, str]]:
@@ -51,6 +52,14 @@ def models(
             "(assembles the embedded model if needed) and record the choice.",
         ),
     ] = False,
+    measure: Annotated[
+        bool,
+        typer.Option(
+            "--measure",
+            help="Measure each installed embedded model now, in a child process: tokens a "
+            "second reading and writing, peak RSS, load time; recorded for this machine.",
+        ),
+    ] = False,
     model: Annotated[
         str | None,
         typer.Option(
@@ -67,6 +76,7 @@ def models(
     try:
         for status in statuses:
             status["llama_settings"] = _llama_settings(status, check=check)
+            status["speed"] = _speed(status, measure=measure)
     except GuardsearchError as exc:  # e.g. GUARDSEARCH_LLAMA_EXTRA_BUFTS=maybe
         fail(str(exc), exit_for(exc), as_json=as_json)
     info: dict[str, Any] = {
@@ -104,6 +114,18 @@ def models(
         if emb["installed"]:
             out.print(
                 f"{'':<16} path={emb['path']} assembled={emb['assembled']}",
+                soft_wrap=True,
+                markup=False,
+            )
+        if emb["installed"]:
+            figures = emb["speed"]
+            out.print(
+                f"{'':<16} "
+                + (
+                    f"measured here ({figures['measured'][:10]}): {describe_speed(figures)}"
+                    if figures
+                    else "speed and RAM: not measured here (guardsearch models --measure)"
+                ),
                 soft_wrap=True,
                 markup=False,
             )
@@ -148,6 +170,22 @@ def describe_spec(spec: str) -> dict[str, Any]:
 
         described["structured"] = asyncio.run(negotiated())
     return described
+
+
+def _speed(embedded: dict[str, Any], *, measure: bool) -> dict[str, Any] | None:
+    """This machine's recorded speed and RAM figures for an installed embedded model."""
+    from pathlib import Path
+
+    from guardsearch.models import speed
+
+    if not embedded.get("installed"):
+        return None
+    if measure:
+        from guardsearch.models.embedded import embedded_info, embedded_model_path
+
+        path = embedded_model_path(embedded_info(embedded["spec"].partition(":")[2]))
+        return speed.measure(path)
+    return speed.recorded(Path(embedded["path"]))
 
 
 def _llama_settings(embedded: dict[str, Any], *, check: bool) -> dict[str, Any] | None:

@@ -223,7 +223,7 @@ def _word(on: bool) -> str:
 
 def recorded_settings(model_path: Path) -> LlamaSettings | None:
     """The settings recorded for this CPU, llama-cpp-python and model file, if any."""
-    entry = _read_records().get(machine_key(model_path))
+    entry = read_machine_records(RECORD_FILE).get(machine_key(model_path))
     if not isinstance(entry, dict) or not isinstance(entry.get("extra_bufts"), bool):
         return None
     return LlamaSettings(
@@ -308,32 +308,23 @@ def _stderr(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def _records_path() -> Path:
-    return paths.home() / RECORD_FILE
-
-
-def _read_records() -> dict[str, Any]:
+def read_machine_records(name: str) -> dict[str, Any]:
+    """A per-machine record file under $GUARDSEARCH_HOME (empty if absent or unreadable)."""
     try:
-        data = json.loads(_records_path().read_text())
+        data = json.loads((paths.home() / name).read_text())
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
 
 
-def _record(model_path: Path, settings: LlamaSettings) -> Path:
-    """Add this machine's choice to the record file (atomically: write, then rename)."""
-    target = _records_path()
+def record_for_machine(name: str, model_path: Path, entry: dict[str, Any]) -> Path:
+    """Set this machine's entry for `model_path` (`machine_key`) in the record file `name`,
+    atomically: write a temp file, then rename it over the old one."""
+    target = paths.home() / name
     target.parent.mkdir(parents=True, exist_ok=True)
-    records = _read_records()
-    records[machine_key(model_path)] = {
-        "extra_bufts": settings.extra_bufts,
-        "reason": settings.reason,
-        "checked": datetime.now(UTC).isoformat(timespec="seconds"),
-        "cpu": cpu_summary(),
-        "llama_cpp": llama_cpp_version(),
-        "model": str(model_path),
-    }
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".llama-settings.", suffix=".tmp")
+    records = read_machine_records(name)
+    records[machine_key(model_path)] = entry
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w") as handle:
             json.dump(records, handle, indent=2, sort_keys=True)
@@ -343,3 +334,16 @@ def _record(model_path: Path, settings: LlamaSettings) -> Path:
             os.unlink(tmp)
         raise
     return target
+
+
+def _record(model_path: Path, settings: LlamaSettings) -> Path:
+    """Add this machine's choice to the record file."""
+    entry = {
+        "extra_bufts": settings.extra_bufts,
+        "reason": settings.reason,
+        "checked": datetime.now(UTC).isoformat(timespec="seconds"),
+        "cpu": cpu_summary(),
+        "llama_cpp": llama_cpp_version(),
+        "model": str(model_path),
+    }
+    return record_for_machine(RECORD_FILE, model_path, entry)
