@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import model_lock
+
 from guardsearch.apps.blocks import BlocksSpace, instance, replay
 from guardsearch.apps.blocks.domain import TRAINING_SEEDS
 from guardsearch.apps.game24 import check_answer, parse_numbers, puzzles, solve_game24
@@ -55,9 +57,7 @@ class LockedModel(WrapperModel):
 
     async def complete(self, request: ModelRequest) -> Completion:
         if self._handle is None:
-            handle = open(self.lock, "a")  # noqa: SIM115 - held across calls, closed in release
-            await asyncio.to_thread(fcntl.flock, handle, fcntl.LOCK_EX)
-            self._handle = handle
+            self._handle = await asyncio.to_thread(model_lock.take, self.lock)
         return await self.inner.complete(request)
 
     def release(self) -> None:

@@ -26,6 +26,8 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+import model_lock
+
 
 class Turns:
     """The lock file `path`, taken for a turn of at most `hold` seconds: `before(cost)`
@@ -42,8 +44,7 @@ class Turns:
         if self.handle is not None and time.monotonic() - self.since + cost > self.hold:
             self.release()
         if self.handle is None:
-            self.handle = open(self.path, "a")  # noqa: SIM115 - held across runs
-            fcntl.flock(self.handle, fcntl.LOCK_EX)
+            self.handle = model_lock.take(self.path)
             self.since = time.monotonic()
 
     def release(self) -> None:
