@@ -106,25 +106,33 @@ class CanaryResult:
 Canary = Callable[[Path, bool], CanaryResult]
 
 
+def run_model_child(
+    module: str, model_path: Path, extra_bufts: bool, *, what: str, timeout: float
+) -> subprocess.CompletedProcess[str]:
+    """`python -m MODULE MODEL.gguf on|off` in a child process (a llama.cpp crash ends only
+    the child), its output captured; a ModelError naming `what` if it outlasts `timeout`."""
+    command = [sys.executable, "-m", module, str(model_path), "on" if extra_bufts else "off"]
+    try:
+        return subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired as exc:
+        raise ModelError(f"{what} of {model_path.name} did not finish in {timeout:.0f} s") from exc
+
+
+def stderr_tail(done: subprocess.CompletedProcess[str]) -> str:
+    """The last three lines a child wrote to stderr, on one line."""
+    return " | ".join(done.stderr.strip().splitlines()[-3:])
+
+
 def run_canary(model_path: Path, extra_bufts: bool) -> CanaryResult:
     """Load `model_path` in a child process and decode a few tokens (the real check)."""
-    command = [
-        sys.executable,
-        "-m",
+    done = run_model_child(
         "guardsearch.models.cpu_canary",
-        str(model_path),
-        "on" if extra_bufts else "off",
-    ]
-    try:
-        done = subprocess.run(
-            command, capture_output=True, text=True, timeout=CANARY_TIMEOUT_S, check=False
-        )
-    except subprocess.TimeoutExpired as exc:
-        raise ModelError(
-            f"the llama.cpp check of {model_path.name} did not finish in {CANARY_TIMEOUT_S:.0f} s"
-        ) from exc
-    tail = " | ".join(done.stderr.strip().splitlines()[-3:])
-    return CanaryResult(done.returncode, tail)
+        model_path,
+        extra_bufts,
+        what="the llama.cpp check",
+        timeout=CANARY_TIMEOUT_S,
+    )
+    return CanaryResult(done.returncode, stderr_tail(done))
 
 
 def parse_mode(value: str | None, *, origin: str) -> str:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import resource
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -30,6 +29,8 @@ from guardsearch.models.cpu_check import (
     read_machine_records,
     record_for_machine,
     resolve_settings,
+    run_model_child,
+    stderr_tail,
 )
 
 RECORD_FILE = "model-speed.json"
@@ -46,17 +47,16 @@ Runner = Callable[[Path, bool], dict[str, Any]]
 
 
 def run_child(model_path: Path, extra_bufts: bool) -> dict[str, Any]:
-    command = [sys.executable, "-m", "guardsearch.models.speed", str(model_path)]
-    command.append("on" if extra_bufts else "off")
-    try:
-        done = subprocess.run(
-            command, capture_output=True, text=True, timeout=TIMEOUT_S, check=False
-        )
-    except subprocess.TimeoutExpired as exc:
-        raise ModelError(f"measuring {model_path.name} took over {TIMEOUT_S:.0f} s") from exc
+    done = run_model_child(
+        "guardsearch.models.speed",
+        model_path,
+        extra_bufts,
+        what="the speed measurement",
+        timeout=TIMEOUT_S,
+    )
     lines = done.stdout.strip().splitlines()
     if done.returncode != 0 or not lines:
-        tail = " | ".join(done.stderr.strip().splitlines()[-3:]) or "no message"
+        tail = stderr_tail(done) or "no message"
         raise ModelError(f"measuring {model_path.name} failed (exit {done.returncode}): {tail}")
     figures: dict[str, Any] = json.loads(lines[-1])
     return figures
