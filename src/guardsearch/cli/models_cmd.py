@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -172,35 +173,34 @@ def describe_spec(spec: str) -> dict[str, Any]:
     return described
 
 
+def _model_file(embedded: dict[str, Any], *, run: bool) -> Path:
+    """The embedded model's file: where it is listed, or, to run it now (`run`), the
+    verified file, assembled from its parts first if needed."""
+    if not run:
+        return Path(embedded["path"])
+    from guardsearch.models.embedded import embedded_info, embedded_model_path
+
+    return embedded_model_path(embedded_info(embedded["spec"].partition(":")[2]))
+
+
 def _speed(embedded: dict[str, Any], *, measure: bool) -> dict[str, Any] | None:
     """This machine's recorded speed and RAM figures for an installed embedded model."""
-    from pathlib import Path
-
     from guardsearch.models import speed
 
     if not embedded.get("installed"):
         return None
-    if measure:
-        from guardsearch.models.embedded import embedded_info, embedded_model_path
-
-        path = embedded_model_path(embedded_info(embedded["spec"].partition(":")[2]))
-        return speed.measure(path)
-    return speed.recorded(Path(embedded["path"]))
+    path = _model_file(embedded, run=measure)
+    return speed.measure(path) if measure else speed.recorded(path)
 
 
 def _llama_settings(embedded: dict[str, Any], *, check: bool) -> dict[str, Any] | None:
     """The llama.cpp settings the embedded model loads with here, and why (cpu_check)."""
-    from pathlib import Path
-
     from guardsearch.models import cpu_check
 
     if not embedded.get("installed"):
         return None
-    path = Path(embedded["path"])
+    path = _model_file(embedded, run=check)
     if check:
-        from guardsearch.models.embedded import embedded_info, embedded_model_path
-
-        path = embedded_model_path(embedded_info(embedded["spec"].partition(":")[2]))
         return cpu_check.check_settings(path).as_dict() | {
             "checked": True,
             "cpu": cpu_check.cpu_summary(),
