@@ -24,3 +24,9 @@ def take(path: str) -> IO[str]:
         )
         fcntl.flock(handle, fcntl.LOCK_EX)
     return handle
+
+
+def release(handle: IO[str]) -> None:
+    """Let the lock go and close its handle."""
+    fcntl.flock(handle, fcntl.LOCK_UN)
+    handle.close()

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import fcntl
 import gzip
 import json
 import sys
@@ -62,8 +61,7 @@ class LockedModel(WrapperModel):
 
     def release(self) -> None:
         if self._handle is not None:
-            fcntl.flock(self._handle, fcntl.LOCK_UN)
-            self._handle.close()
+            model_lock.release(self._handle)
             self._handle = None
 
 

@@ -17,7 +17,6 @@ it (a run spends at most `--calls` calls, estimated at `--call-seconds` each).
 from __future__ import annotations
 
 import argparse
-import fcntl
 import json
 import shlex
 import subprocess
@@ -49,8 +48,7 @@ class Turns:
 
     def release(self) -> None:
         if self.handle is not None:
-            fcntl.flock(self.handle, fcntl.LOCK_UN)
-            self.handle.close()
+            model_lock.release(self.handle)
             self.handle = None
 
 

@@ -8,15 +8,16 @@ import time
 from pathlib import Path
 
 import pytest
-from model_lock import take
+from model_lock import release, take
 
 
 def test_a_free_lock_is_taken_without_a_word(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     handle = take(str(tmp_path / "model.lock"))
-    handle.close()
-    assert capsys.readouterr().err == ""
+    release(handle)
+    release(take(str(tmp_path / "model.lock")))  # released: free again at once
+    assert handle.closed and capsys.readouterr().err == ""
 
 
 def test_a_held_lock_is_waited_for_and_the_wait_is_said(
@@ -34,5 +35,5 @@ def test_a_held_lock_is_waited_for_and_the_wait_is_said(
     holder.close()
     waiter.join(timeout=5)
     assert len(got) == 1
-    got[0].close()  # type: ignore[attr-defined]
+    release(got[0])  # type: ignore[arg-type]
     assert "waiting for the model lock" in capsys.readouterr().err
