@@ -46,56 +46,12 @@ NUMBER_WORDS: dict[str, int] = {
     "dozen": 12,
     "single": 1,
 }
-STOP_WORDS = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "of",
-        "to",
-        "in",
-        "on",
-        "at",
-        "for",
-        "with",
-        "and",
-        "or",
-        "by",
-        "from",
-        "into",
-        "onto",
-        "per",
-        "as",
-        "is",
-        "are",
-        "be",
-        "it",
-        "its",
-        "this",
-        "that",
-        "these",
-        "those",
-        "our",
-        "your",
-        "their",
-        "my",
-        "all",
-        "any",
-        "each",
-        "every",
-        "up",
-        "out",
-        "off",
-        "over",
-        "under",
-        "about",
-        "via",
-        "than",
-        "then",
-        "so",
-        "do",
-    ]
+_STOP_TEXT = (
+    "a an the of to in on at for with and or by from into onto per as is are be it its "
+    "this that these those our your their my all any each every up out off over under "
+    "about via than then so do"
 )
+STOP_WORDS = frozenset(_STOP_TEXT.split(" "))
 _STEMMER = snowballstemmer.stemmer("english")
 _TOKEN = re.compile(r"\d+(?:\.\d+)?%?|[a-z]+")
 
