@@ -34,7 +34,6 @@ from guardsearch.apps.plan.fixes import closure
 from guardsearch.apps.plan.problems import CATEGORIES, NAME_PATTERN, PlanProblem
 from guardsearch.apps.plan.task_checks import action_problem, same_action
 from guardsearch.apps.plan.task_spec import TASK_KINDS, TaskSpec
-from guardsearch.apps.plan.task_text import words
 from guardsearch.apps.plan.upstream import (
     missing_actions,
     run_order,
@@ -157,8 +156,8 @@ def _effects(problem: PlanProblem, name: str) -> str:
 @dataclass
 class AnalysisGuard:
     """A problem class and key facts present, all of them facts of this problem (for a
-    free task: short lower_snake_case names, and a class that fits the kind of task its
-    spec names, when it names one)."""
+    free task: short lower_snake_case names, and the kind of task its spec names, `other`
+    included: a user who disagrees edits the spec)."""
 
     problem: PlanProblem | None
     spec: TaskSpec | None = None
@@ -173,8 +172,8 @@ class AnalysisGuard:
                 return GuardResult.fail(
                     f"problem_class must be one of {', '.join(TASK_KINDS)}", self.name
                 )
-            kind = self.spec.kind if self.spec is not None else "other"
-            if kind != "other" and chosen != kind:
+            kind = self.spec.kind if self.spec is not None else chosen
+            if chosen != kind:
                 return GuardResult.fail(
                     f"problem_class {chosen} does not fit the task: the task's words make it "
                     f"{kind}. Fix: problem_class {kind}",
@@ -231,10 +230,7 @@ class ReconGuard:
 
     def _free_names(self, names: list[str]) -> GuardResult:
         """A free task's actions: each an action on an object, none twice."""
-        task_words = words(self.spec.task) if self.spec is not None else ()
-        problems = [
-            f"{a} {wrong}" for a in names if (wrong := action_problem(a, task_words)) is not None
-        ]
+        problems = [f"{a} {wrong}" for a in names if (wrong := action_problem(a)) is not None]
         seen: dict[tuple[str, ...], str] = {}
         for a in names:
             first = seen.setdefault(same_action(a), a)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from guardsearch.apps.plan.plan_format import Plan, PlanStep
 from guardsearch.apps.plan.task_spec import Constraint, Dependency, TaskSpec
-from guardsearch.apps.plan.task_text import number_text, words
+from guardsearch.apps.plan.task_text import number_text, with_compounds, words
 
 # Verbs that name no particular action: a step "handle_catering" says nothing done.
 VAGUE_VERBS = frozenset(
@@ -19,29 +19,40 @@ VAGUE_VERBS = frozenset(
 )
 
 
+RESTATE_SHARE = 0.6
+
+
 def step_words(step: PlanStep) -> tuple[str, ...]:
     """What a step says, normalised: its action and its detail."""
     return words(f"{step.action} {step.detail or ''}")
 
 
-def action_problem(action: str, task_words: tuple[str, ...]) -> str | None:
+def action_problem(action: str) -> str | None:
     """Why the action name `action` is not an action on an object (None: it is)."""
     act = words(action)
     if len(act) < 2:
         return "names no action on an object (write verb_object, like book_venue)"
     if act[0] in VAGUE_VERBS:
         return "is vague: name what is done, not that it is handled"
-    if task_words and act[0] == task_words[0] and set(act) <= set(task_words):
-        return "restates the task: name one concrete part of it"
     return None
+
+
+def restates(step: PlanStep, task_words: tuple[str, ...]) -> bool:
+    """Is the step the whole task again (most of the task's words, like
+    "organize: organize a one-day offsite for 12 people in Lisbon ...")?"""
+    have = set(step_words(step))
+    wanted = set(task_words)
+    return len(wanted) >= 4 and len(wanted & have) >= RESTATE_SHARE * len(wanted)
 
 
 def concreteness(step: PlanStep, task_words: tuple[str, ...]) -> str | None:
     """Why `step` is not a concrete action on an object (None: it is)."""
     label = f"step {step.id} ({step.action})"
-    wrong = action_problem(step.action, task_words)
+    wrong = action_problem(step.action)
     if wrong:
         return f"{label} {wrong}"
+    if restates(step, task_words):
+        return f"{label} restates the whole task: name one concrete part of it"
     if len(words(step.detail or "")) < 2:
         return f"{label} has no detail: say what exactly (which thing, where, how many)"
     return None
@@ -66,7 +77,7 @@ def repeated(plan: Plan) -> list[str]:
 
 def addressed(constraint: Constraint, plan: Plan) -> bool:
     """Does some step mention one of the constraint's terms?"""
-    said = [set(step_words(s)) for s in plan.steps]
+    said = [with_compounds(step_words(s)) for s in plan.steps]
     return any(all(w in have for w in alt) for alt in constraint.alternatives() for have in said)
 
 

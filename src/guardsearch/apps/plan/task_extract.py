@@ -56,6 +56,7 @@ _PEOPLE_NOUNS = (
 )
 _PEOPLE = re.compile(
     rf"\b(?P<n>{_NUM}|{_WORDNUM})\s+(?:[a-z-]+\s+){{0,2}}?(?P<noun>{_PEOPLE_NOUNS})\b"
+    rf"|\b(?:family|group|team|party|crew|class|household)\s+of\s+(?P<n3>\d+|{_WORDNUM})\b"
     rf"|\b(?:for|serves|serving|feeds|feeding)\s+(?P<n2>\d+|{_WORDNUM})\b"
     r"(?=\s*(?:$|[,.;!?]|(?:and|on|at|in|for|with|by|this|next|who|that)\b))",
     re.I,
@@ -64,6 +65,7 @@ _UNITS = r"minute|hour|day|night|week|weekend|month|year|semester|term|sprint|ev
 _DURATION = re.compile(
     rf"\b(?P<n>{_NUM}|{_WORDNUM}|a|an|half)[\s-]+(?:full[\s-]+)?(?P<unit>{_UNITS})s?\b", re.I
 )
+_RATE = re.compile(rf"(?:\d+|{_WORDNUM})\s+(?:[a-z-]+\s+){{0,2}}$", re.I)
 _MONTHS = (
     r"january|february|march|april|may|june|july|august|september|october|november|december|"
     r"jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
@@ -81,22 +83,36 @@ _DATE = re.compile(
 _TIME = re.compile(r"\b(?P<t>\d{1,2}(?::\d{2})?\s?(?:am|pm)|\d{1,2}:\d{2})\b", re.I)
 _CAP = r"[A-Z][\w'’.&+-]*"
 _PLACE = re.compile(
-    rf"\b(?:in|to|at|from|near|around|across|through|visit|visiting|via|into)\s+"
+    rf"\b(?:in|to|at|from|near|around|across|through|visit|visiting|via|into)\s+(?:the\s+)?"
     rf"(?P<place>{_CAP}(?:\s+(?:(?:de|da|del|la|le|of|upon|am|the)\s+)?{_CAP}){{0,3}})"
 )
-_QUANTITY = re.compile(rf"(?<![\w.,])(?P<n>{_NUM})\s*(?P<unit>%|[a-z]{{2,}})?", re.I)
+_QUANTITY = re.compile(
+    rf"(?<![\w.,])(?P<n>{_NUM})\s*(?P<unit>%|[a-z]{{2,}})?"
+    rf"|\b(?P<w>{_WORDNUM})\s+(?P<wunit>[a-z]{{3,}})\b",
+    re.I,
+)
 _DELIVERABLES = (
     r"shopping list|packing list|slide deck|blog post|study guide|budget sheet|write-up|"
     r"post-mortem|postmortem|report|summary|presentation|slides|document|checklist|paper|"
     r"poster|menu|itinerary|schedule|agenda|timetable|memo|spreadsheet|dashboard|runbook|"
     r"playbook|proposal|article|video|map|flashcards|inventory|chart|invitations?|"
-    r"newsletter|survey|questionnaire|brief|handout|readme|changelog|announcement"
+    r"newsletter|questionnaire|brief|handout|readme|changelog|announcement|tests?"
 )
+_ASKING_TEXT = "produce write deliver prepare create draft submit publish share send make with"
+_ASKING_VERBS = frozenset(_ASKING_TEXT.split(" "))
 _DELIVERABLE = re.compile(
     rf"\b(?:a|an|the|with|and|produce|write|deliver|prepare|create|draft|submit|publish|"
-    rf"share|send|make)\s+(?:[a-z-]+\s+){{0,2}}?(?P<noun>{_DELIVERABLES})\b",
+    rf"share|send|make)\s+(?P<mods>(?:[a-z0-9-]+\s+){{0,2}}?)(?P<noun>{_DELIVERABLES})\b",
     re.I,
 )
+_WITH = re.compile(
+    r"\b(?:with|keeping|including|using)\s+(?:(?:a|an|the|our|my|their|new|old)\s+)?"
+    r"(?:[a-z]+\s+){0,2}?(?P<noun>[a-z]{3,})(?=\s*(?:$|[,.;]|\b(?:and|or|for|in|on|by|to|"
+    r"within|before|after|of)\b))",
+    re.I,
+)
+# Nouns a "with ..." phrase ends on that are not a thing to do it with.
+_NOT_TOPICS = frozenset(("budget", "downtime", "time", "help", "care", "respect"))
 _CLAUSE = re.compile(r"[.;:!?]|,|\b(?:and|then|but|while|before|after|first)\b", re.I)
 _ORDER = re.compile(r"\b(?P<word>before|after)\s+", re.I)
 _THEN = re.compile(r"(?:\bfirst\s+)?(?P<a>[^,.;]+?),?\s+(?:and\s+)?then\s+(?P<b>[^,.;]+)", re.I)
@@ -108,11 +124,11 @@ _KIND_TEXT: dict[str, str] = {
     "trip": "trip travel vacation holiday itinerary tour journey flight flights road "
     "backpacking honeymoon getaway sightseeing hotel hostel",
     "study_plan": "study learn exam exams course revise revision curriculum certification "
-    "syllabus lesson lessons practice vocabulary grammar fluency test tutor",
+    "syllabus lesson lessons practice vocabulary grammar fluency tutor",
     "software_change": "bug feature refactor implement endpoint api code function module "
-    "library app application release crash frontend backend",
+    "library app release crash frontend backend login password regression",
     "data_migration": "migrate migration upgrade database schema postgres mysql transfer port "
-    "move data cloud bucket warehouse",
+    "move data cloud bucket warehouse files photos laptop reinstall wipe",
     "operations_runbook": "rotate backup backups certificate certificates deploy provision "
     "patch renew cluster server servers maintenance runbook monitoring downtime keys",
     "incident_response": "outage incident breach down compromised leak attack postmortem "
@@ -170,7 +186,7 @@ def _money(task: str, found: _Found) -> None:
 
 def _people(task: str, found: _Found) -> None:
     for m in _PEOPLE.finditer(task):
-        raw = m.group("n") or m.group("n2")
+        raw = m.group("n") or m.group("n2") or m.group("n3")
         value = parse_number(raw.replace("a dozen", "dozen"))
         if value is not None:
             found.add(m.span(), "people", m.group(0).removeprefix("for ").strip(), value=value,
@@ -180,13 +196,43 @@ def _people(task: str, found: _Found) -> None:
 def _duration(task: str, found: _Found) -> None:
     for m in _DURATION.finditer(task):
         raw = m.group("n").lower()
+        if raw in ("a", "an") and _RATE.search(task[: m.start()]):
+            continue  # "5 applications a week": a rate, part of the count before it
         value = {"a": 1.0, "an": 1.0, "half": 0.5}.get(raw) or parse_number(raw)
         unit = m.group("unit").lower()
         if value is None:
             continue
-        # One unit ("a one-day offsite"): a step about "the day" addresses it.
-        term = unit if value == 1 else f"{number_text(value)} {unit}"
-        found.add(m.span(), "duration", m.group(0), value=value, unit=unit, terms=[term])
+        found.add(m.span(), "duration", m.group(0), value=value, unit=unit,
+                  terms=duration_terms(value, unit))  # fmt: skip
+
+
+# A duration said in the next smaller unit ("a week" is "7 days").
+_SMALLER = {"week": ("day", 7), "day": ("hour", 24), "hour": ("minute", 60), "weekend": ("day", 2)}
+
+
+# Units a step may name alone for one of them ("the week", "that weekend"); a bare "day"
+# or "hour" is too common in a plan to mean "one day".
+_NAMED_UNITS = ("week", "weekend", "month", "year", "semester", "term", "sprint", "night",
+                "evening", "morning")  # fmt: skip
+
+
+def duration_terms(value: float, unit: str) -> list[str]:
+    """The ways a step may say a duration: "3 weeks"; "1 day", "a full day" or "a whole
+    day" for one unit; a weekend, night, morning or evening by name; or the same time in
+    the next smaller unit ("21 days")."""
+    if unit in _NAMED_UNITS and value == 1:
+        terms = [unit]
+    elif value == 1:
+        terms = [f"1 {unit}", f"full {unit}", f"whole {unit}", f"entire {unit}"]
+    else:
+        terms = [f"{number_text(value)} {unit}"]
+    if unit in _SMALLER:
+        smaller, factor = _SMALLER[unit]
+        terms.append(f"{number_text(value * factor)} {smaller}")
+    bigger = next(((u, f) for u, (v, f) in _SMALLER.items() if v == unit and u != "weekend"), None)
+    if bigger is not None and value > 1 and (value / bigger[1]).is_integer():
+        terms.append(f"{number_text(value / bigger[1])} {bigger[0]}")
+    return terms
 
 
 def _dates(task: str, found: _Found) -> None:
@@ -204,18 +250,39 @@ def _places(task: str, found: _Found) -> None:
         place = m.group("place").rstrip(".'’")
         if months.match(place.split()[0]):
             continue
-        found.add(m.span("place"), "place", place, terms=[place])
+        # "Google Workspace" may be "Workspace" in a step; "New York" is "New York".
+        last = place.split()[-1]
+        terms = [place, last] if " " in place and len(last) >= 3 else [place]
+        found.add(m.span("place"), "place", place, terms=terms)
+
+
+def _with(task: str, found: _Found) -> None:
+    """What the task says to do it with, keep or use ("with new cabinets", "keeping the
+    old tiles", "with a van"): the noun ending the phrase."""
+    for m in _WITH.finditer(task):
+        noun = m.group("noun").lower()
+        if noun not in _NOT_TOPICS and noun not in STOP_WORDS:
+            found.add(m.span("noun"), "deliverable", m.group(0), unit=noun, terms=[noun])
 
 
 def _quantities(task: str, found: _Found) -> None:
     for m in _QUANTITY.finditer(task):
+        if m.group("w"):  # "two colours": a count said in words (the count or the thing)
+            unit = m.group("wunit").lower()
+            value = parse_number(m.group("w").replace("a dozen", "dozen"))
+            if value is not None and unit not in STOP_WORDS:
+                found.add(m.span(), "quantity", m.group(0), value=value, unit=unit,
+                          terms=[number_text(value), unit])  # fmt: skip
+            continue
         value = parse_number(m.group("n"))
         unit = (m.group("unit") or "").lower()
         if value is None or not found.free(*m.span("n")):
             continue
         if unit and unit not in STOP_WORDS and unit not in ("am", "pm"):
-            term = f"{number_text(value)} {unit}" if unit != "%" else f"{number_text(value)}%"
-            found.add(m.span(), "quantity", m.group(0), value=value, unit=unit, terms=[term])
+            # The number is what a step must say ("40" of "40 lessons"): the noun after it
+            # may be an adjective ("3 raised beds") or said otherwise ("40 videos").
+            found.add(m.span(), "quantity", m.group(0), value=value, unit=unit,
+                      terms=[number_text(value)])  # fmt: skip
         else:
             found.add(m.span("n"), "number", m.group("n"), value=value,
                       terms=[number_text(value)])  # fmt: skip
@@ -224,43 +291,58 @@ def _quantities(task: str, found: _Found) -> None:
 def _deliverables(task: str, found: _Found) -> None:
     for m in _DELIVERABLE.finditer(task):
         noun = m.group("noun").lower()
-        found.add(m.span("noun"), "deliverable", noun, unit=noun, terms=[noun])
+        mods = [w for w in m.group("mods").lower().split() if w not in STOP_WORDS | _ASKING_VERBS]
+        # "a vegetarian menu": a step about the menu or about it being vegetarian.
+        terms = [noun, mods[-1]] if mods else [noun]
+        text = " ".join([*mods[-1:], noun])
+        found.add(m.span("noun"), "deliverable", text, unit=noun, terms=terms)
 
 
 def _phrase(text: str, *, last: bool) -> str:
-    """The clause next to an order word: the end of the text before it (`last`), or the
-    start of the text after it, at most four words."""
+    """The clause next to an order word: the clause before it (`last`) or after it, its
+    first four words (the verb and its object)."""
     parts = _CLAUSE.split(text)
     clause = (parts[-1] if last else parts[0]).strip()
-    tokens = clause.split()
-    return " ".join(tokens[-4:] if last else tokens[:4])
+    return " ".join(clause.split()[:4])
 
 
-def _dated(phrase: str) -> bool:
-    return bool(_DATE.match(phrase) or re.match(rf"^(?:\d|{_WORDNUM}|the end)", phrase, re.I))
+_NOT_ACTIONS = re.compile(
+    r"^(?:the|a|an|they|it|we|he|she|you|i|this|that|these|those|our|my|your|their|its|"
+    r"there|\d)\b",
+    re.I,
+)
+
+
+def _an_action(phrase: str) -> bool:
+    """Does the phrase say something done ("wiping the laptop", "reinstall Windows"),
+    not a time or a state ("they expire on Friday", "March 3", "the end of May")?"""
+    return bool(words(phrase)) and not (
+        _NOT_ACTIONS.match(phrase) or _DATE.search(phrase) or re.search(r"\d", phrase)
+    )
 
 
 def dependencies(task: str) -> list[Dependency]:
-    """Stated orders: "A before B", "B after A", "first A, then B" (a date after
-    before/after is a deadline, not an order)."""
+    """Stated orders: "A before B", "B after A", "first A, then B" (a time or a state
+    after before/after is a deadline, not an order)."""
     out: list[Dependency] = []
     for m in _ORDER.finditer(task):
         left = _phrase(task[: m.start()], last=True)
         right = _phrase(task[m.end() :], last=False)
-        if not words(left) or not words(right) or _dated(right):
+        if not (_an_action(left) and _an_action(right)):
             continue
         first, then = (left, right) if m.group("word").lower() == "before" else (right, left)
         out.append(Dependency(before=first, after=then))
     for m in _THEN.finditer(task):
         a, b = _phrase(m.group("a"), last=True), _phrase(m.group("b"), last=False)
-        if words(a) and words(b) and not _dated(b):
+        if _an_action(a) and _an_action(b):
             out.append(Dependency(before=a, after=b))
     return out[:8]
 
 
 def _constraints(task: str) -> Iterator[Constraint]:
     found = _Found()
-    for rule in (_money, _people, _duration, _dates, _places, _quantities, _deliverables):
+    rules = (_money, _people, _duration, _dates, _places, _quantities, _deliverables, _with)
+    for rule in rules:
         rule(task, found)
     order = sorted(range(len(found.items)), key=lambda i: found.spans[i])
     yield from (found.items[i] for i in order)

@@ -3,10 +3,10 @@
 A constraint ("12 people", "one day", "2,000 euros") and a step that addresses it
 ("book a room for twelve", "full-day agenda", "2000 EUR") rarely share their exact
 text. Both go through `words`: lower case, `_`/`-`/`/` as spaces, number words and
-thousands separators as plain digits ("twelve" → 12, "2,000" and "2k" → 2000), British
-and American spellings alike (-ise/-ize), each word stemmed by the Snowball English
-stemmer ("guests" → guest, "wiping" → wipe), stop words dropped. A phrase is *in* a
-text when every one of its words is.
+thousands separators as plain digits ("twelve" → 12, "an hour" → 1 hour, "2,000" and
+"2k" → 2000), British and American spellings alike (-ise/-ize), each word stemmed by
+the Snowball English stemmer ("guests" → guest, "wiping" → wipe), stop words dropped. A
+phrase is *in* a text when every one of its words is.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from functools import cache
+from itertools import pairwise
 
 import snowballstemmer
 
@@ -53,7 +54,7 @@ _STOP_TEXT = (
 )
 STOP_WORDS = frozenset(_STOP_TEXT.split(" "))
 _STEMMER = snowballstemmer.stemmer("english")
-_TOKEN = re.compile(r"\d+(?:\.\d+)?%?|[a-z]+")
+_TOKEN = re.compile(r"\d+(?:\.\d+)?|[a-z]+")
 
 
 def number_text(value: float) -> str:
@@ -79,9 +80,17 @@ def parse_number(text: str) -> float | None:
 
 
 def _numbers_as_digits(text: str) -> str:
+    text = re.sub(r"\b(?:a|an)\s+(?=(?:minute|hour|day|week|month|year)s?\b)", "1 ", text)
     text = re.sub(
-        r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?\s?k\b",
+        r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\b\d+(?:\.\d+)?k\b",
         lambda m: number_text(parse_number(m.group(0)) or 0.0),
+        text,
+    )
+    tens = "twenty|thirty|forty|fifty|sixty"
+    ones = "one|two|three|four|five|six|seven|eight|nine"
+    text = re.sub(  # "twenty-five" → 25
+        rf"\b({tens})[\s-]({ones})\b",
+        lambda m: str(NUMBER_WORDS[m.group(1)] + NUMBER_WORDS[m.group(2)]),
         text,
     )
     return re.sub(
@@ -105,6 +114,11 @@ def words(text: str) -> tuple[str, ...]:
     lowered = re.sub(r"[€$£]", " ", lowered)
     tokens = _TOKEN.findall(_numbers_as_digits(lowered))
     return tuple(stem(t) for t in tokens if t not in STOP_WORDS)
+
+
+def with_compounds(found: Sequence[str]) -> set[str]:
+    """`found` and each pair of neighbours joined ("post mortem" is also "postmortem")."""
+    return {*found, *(a + b for a, b in pairwise(found))}
 
 
 def contains(text_words: Iterable[str], phrase: str | Sequence[str]) -> bool:
