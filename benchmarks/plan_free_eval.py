@@ -90,7 +90,11 @@ def run(args: argparse.Namespace) -> None:
     ][: args.limit or None]
     model = model_from_spec(args.model)
     RESULTS.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
     for task, pipeline in todo:
+        if args.minutes and time.monotonic() - started > 60 * args.minutes:
+            print("time is up: the rest waits for the next piece", file=sys.stderr)
+            break
         budget = args.budget if pipeline != "single" else args.single_budget
         row = asyncio.run(run_one(task, pipeline, model, budget))
         row |= {"model": args.model, "split": halves[task["id"]], "budget": budget}
@@ -242,6 +246,7 @@ def main() -> None:
     r.add_argument("--pipelines", default="single,search")
     r.add_argument("--ids", default="")
     r.add_argument("--limit", type=int, default=0)
+    r.add_argument("--minutes", type=float, default=0, help="start no row after this long")
     r.add_argument("--budget", type=int, default=12, help="calls for search")
     r.add_argument("--single-budget", type=int, default=3, help="calls for single")
     r.add_argument("--model", default="embedded")
