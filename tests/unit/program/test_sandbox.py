@@ -220,4 +220,5 @@ async def test_generated_code_reaches_no_network_not_even_this_host() -> None:
             pytest.skip("this kernel gives the sandbox no network namespace")
         out = await box.call("f", 1)
     assert out.kind == "exception" and "hello" not in str(out.value), out
-    assert "OSError" in out.error or "unreachable" in out.error.lower()
+    # seccomp refuses socket() itself (EPERM); in process mode the namespace is unreachable
+    assert any(w in out.error for w in ("OSError", "PermissionError", "nreachable")), out

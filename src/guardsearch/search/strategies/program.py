@@ -50,6 +50,11 @@ from guardsearch.search.strategies.base import register_strategy
 _FAULT_SEEDS = 1000
 
 
+# What a sandbox process may be given at most, from any caller (the HTTP service caps
+# these lower still: server/solve.py).
+SANDBOX_RANGES = (("cpu_seconds", 1, 600), ("memory_mb", 64, 8192), ("wall_seconds", 0.1, 600))
+
+
 @dataclass(frozen=True, kw_only=True)
 class ProgramOptions:
     """`samples` independent samples per function, then `retries` with feedback
@@ -83,6 +88,10 @@ class ProgramOptions:
             )
         if self.max_states < 1:
             raise ConfigError(f"max_states must be >= 1, got {self.max_states}")
+        for name, low, high in SANDBOX_RANGES:
+            value = getattr(self, name)
+            if not low <= value <= high:
+                raise ConfigError(f"{name} must be between {low} and {high}, got {value}")
 
     def limits(self) -> Limits:
         return Limits(
