@@ -89,6 +89,15 @@ def sandbox_mode() -> Mode:
     return value  # type: ignore[return-value]
 
 
+def ensure_isolation() -> Mode:
+    """The sandbox mode, after checking that it can run here: IsolationUnavailable
+    now (a run fails at its start, not at its first sandbox) when it cannot."""
+    mode = sandbox_mode()
+    if mode == "bwrap":
+        check_bwrap()
+    return mode
+
+
 @contextlib.contextmanager
 def child_command(runner: Path, args: list[str], mode: Mode) -> Iterator[tuple[list[str], tuple[int, ...]]]:
     """The argv that runs `runner` with `args`, and the file descriptors the child must

@@ -120,7 +120,7 @@ def parse_reply(raw: bytes) -> CallOutcome:
         try:
             return CallOutcome("ok", value=decode(message.get("value")))
         except (BadOutput, RecursionError, ValueError, TypeError) as exc:
-            return CallOutcome("bad_output", error=f"the value cannot be read: {exc}")
+            return CallOutcome("bad_output", error=str(exc) or type(exc).__name__)
     return CallOutcome("exception", error=str(message.get("error", ""))[:_REPR_CHARS])
 
 

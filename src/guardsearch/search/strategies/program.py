@@ -29,6 +29,7 @@ from guardsearch.core.digest import stable_digest
 from guardsearch.core.errors import ConfigError
 from guardsearch.core.guard_result import GuardResult
 from guardsearch.guards.code_tests import Case
+from guardsearch.guards.isolation import ensure_isolation
 from guardsearch.guards.sandbox import Limits, decode, encode
 from guardsearch.search.expand import Engine
 from guardsearch.search.node import Node
@@ -123,6 +124,7 @@ class Program:
 
     def start(self, engine: Engine, options: ProgramOptions) -> None:
         domain = _domain(engine)  # fail fast on a space that cannot be served
+        ensure_isolation()  # ... and where the OS cannot confine the code it writes
         if options.search == "astar" and domain.heuristic is None:
             raise ConfigError(f"search 'astar' needs a heuristic; {domain.name!r} has none")
         sources: dict[str, str] = {}
