@@ -125,20 +125,20 @@ TECHNIQUES = {
         "    return api()\n"
     ),
     "functools.partial(getattr)": (
-        "import functools\ndef reach():\n"
-        "    return functools.partial(getattr, len)('__self__')\n"
+        "import functools\ndef reach():\n    return functools.partial(getattr, len)('__self__')\n"
     ),
 }
 
 # What every technique then tries with the real builtins: read files, list folders,
 # connect to a listener on this host, fork, raise its limits, and make the system
 # calls that would widen its view (x86_64 numbers), each answered or refused.
-ATTACK = '''
+ATTACK = """
 SYSCALLS = {"socket": (41, 2, 1, 0), "mount": (165, 0, 0, 0, 0, 0), "unshare": (272, 0x10000000),
             "ptrace": (101, 16, 1, 0, 0), "chroot": (161, 0), "setns": (308, 0, 0),
             "bpf": (321, 0, 0, 0), "keyctl": (250, 0, 0), "io_uring_setup": (425, 1, 0),
             "open_by_handle_at": (304, 0, 0, 0), "process_vm_readv": (310, 1, 0, 1, 0, 1, 0),
-            "clone": (56, 17, 0, 0, 0, 0), "userfaultfd": (323, 0), "perf_event_open": (298, 0, 0, -1, -1, 0)}
+            "clone": (56, 17, 0, 0, 0, 0), "userfaultfd": (323, 0),
+            "perf_event_open": (298, 0, 0, -1, -1, 0)}
 
 
 def attack(paths, folders, port, syscalls):
@@ -184,7 +184,7 @@ def attack(paths, folders, port, syscalls):
             out["syscall " + name] = [result, ctypes.get_errno()]
     out["whoami"] = [os.getuid(), os.getpid(), sorted(os.listdir("/"))]
     return out
-'''
+"""
 
 
 @pytest.fixture
@@ -255,9 +255,9 @@ async def test_a_format_string_walk_reads_only_the_sandbox(monkeypatch: pytest.M
     sandbox's, with none of the host's secrets."""
     monkeypatch.setenv("GS_HOST_SECRET", "hunter2-in-the-host")
     source = (
-        "import fractions\ndef f(x):\n"
-        "    return ['{0.__globals__[sys].modules[os].environ}'.format(fractions.Fraction.limit_denominator),"
-        " '{0.__globals__[sys].argv}'.format(fractions.Fraction.limit_denominator),"
+        "import fractions\ndef f(x):\n    fn = fractions.Fraction.limit_denominator\n"
+        "    return ['{0.__globals__[sys].modules[os].environ}'.format(fn),"
+        " '{0.__globals__[sys].argv}'.format(fn),"
         " '{0.__self__.__dict__[__import__]}'.format(len)]\n"
     )
     async with Sandbox(source, BARE) as box:

@@ -86,7 +86,7 @@ def sandbox_mode() -> Mode:
     value = os.environ.get(SANDBOX_ENV, "bwrap").strip() or "bwrap"
     if value not in MODES:
         raise ConfigError(f"{SANDBOX_ENV} must be one of {', '.join(MODES)}, got {value!r}")
-    return value  # type: ignore[return-value]
+    return value
 
 
 def ensure_isolation() -> Mode:
@@ -99,7 +99,9 @@ def ensure_isolation() -> Mode:
 
 
 @contextlib.contextmanager
-def child_command(runner: Path, args: list[str], mode: Mode) -> Iterator[tuple[list[str], tuple[int, ...]]]:
+def child_command(
+    runner: Path, args: list[str], mode: Mode
+) -> Iterator[tuple[list[str], tuple[int, ...]]]:
     """The argv that runs `runner` with `args`, and the file descriptors the child must
     inherit (the seccomp program bwrap reads), open while the block runs: under
     bubblewrap, or (`process`) directly with `python -I -S`. Raises
@@ -137,7 +139,9 @@ def _temp_fd() -> int:
 def _bwrap_base() -> tuple[str, ...]:
     bwrap = shutil.which("bwrap")
     if bwrap is None:
-        raise IsolationUnavailable(f"the sandbox needs bubblewrap (bwrap), not found: {INSTALL_HINT}")
+        raise IsolationUnavailable(
+            f"the sandbox needs bubblewrap (bwrap), not found: {INSTALL_HINT}"
+        )
     return (
         bwrap,
         "--unshare-all", "--unshare-user", "--uid", "65534", "--gid", "65534",
@@ -198,8 +202,7 @@ def seccomp_program() -> bytes:
         import pyseccomp as seccomp
     except (ImportError, OSError) as exc:  # the package, or libseccomp.so.2 under it
         raise IsolationUnavailable(
-            f"the sandbox's seccomp filter needs pyseccomp and libseccomp: {exc}; "
-            f"{INSTALL_HINT}"
+            f"the sandbox's seccomp filter needs pyseccomp and libseccomp: {exc}; {INSTALL_HINT}"
         ) from exc
     rules = seccomp.SyscallFilter(defaction=seccomp.ERRNO(errno.EPERM))
     for name in ALLOWED_SYSCALLS:
@@ -219,8 +222,8 @@ def check_bwrap() -> None:
     with bwrap's own words, when the kernel refuses the namespaces or the filter."""
     try:
         with _seccomp_fd() as fd:
-            argv = [*_bwrap_base(), "--remount-ro", "/", "--seccomp", str(fd), f"{PY_ROOT}/bin/python3",
-                    "-I", "-S", "-c", "pass"]  # fmt: skip
+            argv = [*_bwrap_base(), "--remount-ro", "/", "--seccomp", str(fd),
+                    f"{PY_ROOT}/bin/python3", "-I", "-S", "-c", "pass"]  # fmt: skip
             done = subprocess.run(
                 argv, capture_output=True, text=True, timeout=60, check=False, pass_fds=(fd,)
             )

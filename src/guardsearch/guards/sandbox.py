@@ -22,7 +22,6 @@ import json
 import os
 import shutil
 import signal
-import sys
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass

@@ -6,8 +6,9 @@ standard library. MODE `bwrap`: bubblewrap has confined it already (guards/isola
 `process`: before reading any code it moves into a network namespace of its own (no
 network; where the kernel allows it) and drops root (to nobody). Then it sets its
 limits: CPU time, address space, no new processes, no file writes. GUARDS `bare` turns
-the Python-level layers below off (tests of the OS confinement only). The module's builtins have no `open`, `exec`, `eval`, `compile`, `input`, and an
-`__import__` that admits only the allowed modules; `print` prints nothing.
+the Python-level layers below off (tests of the OS confinement only). The module's
+builtins have no `open`, `exec`, `eval`, `compile`, `input`, and an `__import__` that
+admits only the allowed modules; `print` prints nothing.
 
 Protocol (JSON Lines on stdin/stdout): the first line is `{"source": ...}`, answered by
 `{"ok": true, "value": {"network": "cut"|"open"}}` or `{"ok": false, "error": ...}`;

@@ -87,5 +87,5 @@ class JsonErrorsH11Protocol(H11Protocol):
             h11.Data(data=body),
             h11.EndOfMessage(),
         ):
-            self.transport.write(self.conn.send(event))  # type: ignore[arg-type]
+            self.transport.write(self.conn.send(event))
         self.transport.close()

@@ -129,7 +129,9 @@ def service_of(request: Request) -> Service:
     return service
 
 
-async def safe_research(service: Service, body: RunRequest, trace: Trace, run_id: str) -> ResearchRun:
+async def safe_research(
+    service: Service, body: RunRequest, trace: Trace, run_id: str
+) -> ResearchRun:
     """A run that always ends in a response: setup errors become ErrorResponses too, and
     are observed in the metrics like any other run."""
     started = time.monotonic()

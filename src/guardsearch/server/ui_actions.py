@@ -104,7 +104,9 @@ async def start(body: StartBody, request: Request) -> Response:
     viewer = viewer_of(request)
     served = served_apps()  # as POST /solve: only apps a request's problem may build
     if body.app not in served:
-        return error("invalid_request", f"unknown app {body.app!r}; one of {', '.join(served)}", 400)
+        return error(
+            "invalid_request", f"unknown app {body.app!r}; one of {', '.join(served)}", 400
+        )
     try:
         spec = RunSpec(
             app=body.app,

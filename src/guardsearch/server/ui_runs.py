@@ -134,7 +134,11 @@ async def run_stream(run_id: str, request: Request) -> Response:
     first = await visible_record(request, run_id)
     reader = viewer_of(request).reader
     try:
-        doc = None if first is None else await reader.read(partial(export_doc, run_id=run_id, calls=False))
+        doc = (
+            None
+            if first is None
+            else await reader.read(partial(export_doc, run_id=run_id, calls=False))
+        )
     except ConfigError:
         doc = None
     if first is None or doc is None:

@@ -10,14 +10,13 @@ from pathlib import Path
 
 import httpx
 import pytest
+from test_program_strategy import COMBINE, GOAL, SUCC, fenced
 from typer.testing import CliRunner
 
 from guardsearch import ScriptedModel
 from guardsearch.apps.game24 import solve_game24
 from guardsearch.cli import app
 from guardsearch.server import create_app
-
-from test_program_strategy import COMBINE, GOAL, SUCC, fenced
 
 BAD_GOAL = "def is_goal(state):\n    return {'$q': [1, 0]}\n"
 # passes every test, then answers the search's root with what the host cannot read

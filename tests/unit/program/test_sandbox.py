@@ -234,7 +234,7 @@ def test_without_bubblewrap_the_sandbox_refuses_to_start(monkeypatch: pytest.Mon
     for cached in (isolation._bwrap_base, isolation.check_bwrap):
         cached.cache_clear()
     try:
-        with pytest.raises(isolation.IsolationUnavailable, match="bubblewrap.*not found") as err:
+        with pytest.raises(isolation.IsolationUnavailable, match=r"bubblewrap.*not found") as err:
             asyncio.run(Sandbox("def f(x):\n    return x", FAST).start())
         assert "GUARDSEARCH_SANDBOX=process" in str(err.value)
         with pytest.raises(isolation.IsolationUnavailable):
@@ -264,7 +264,8 @@ async def test_a_malformed_reply_is_a_verdict_never_an_exception_here() -> None:
         assert out.kind == "bad_output" and why in out.error, (raw[:40], out)
     # a child that writes its own reply (past the Python layers) gets a verdict too
     source = (
-        "import sys\ndef f(x):\n    sys.stdout.write('{\"ok\": true, \"value\": {\"$q\": [1, 0]}}\\n')\n"
+        "import sys\ndef f(x):\n"
+        '    sys.stdout.write(\'{"ok": true, "value": {"$q": [1, 0]}}\\n\')\n'
         "    sys.stdout.flush()\n    return 1\n"
     )
     loose = Limits(cpu_seconds=2, memory_mb=256, wall_seconds=4.0, python_guards=False,
