@@ -47,12 +47,17 @@ from guardsearch.models.openai import OpenAIModel
 from guardsearch.models.replay import FileCache, ReplayModel
 from guardsearch.models.scripted import ScriptedModel
 from guardsearch.models.spec import model_from_spec
+from guardsearch.otel import enable_from_env
 from guardsearch.prompts import PromptTemplate
 from guardsearch.registry import App, AppSetup, register
 from guardsearch.search import SearchResult, SearchSpace, StepSpace
 from guardsearch.steps.step import Step, StepOutcome, attempt_step, run_step
 from guardsearch.sync import run_sync
 from guardsearch.tools.base import SearchProvider
+
+# OpenTelemetry traces when the environment names an OTLP endpoint (docs/observability.md);
+# otherwise nothing is imported for them.
+enable_from_env()
 
 if TYPE_CHECKING:
     from guardsearch._api import (

@@ -58,6 +58,7 @@ from guardsearch.server.security import (
     hide_run_ids,
     read_keys,
 )
+from guardsearch.server.tracing import TraceRequests
 from guardsearch.tools.base import SearchError, SearchProvider
 from guardsearch.tools.corpus_search import CorpusProvider
 from guardsearch.tools.resilient import ResilienceSettings, ResilientSearch
@@ -248,6 +249,7 @@ def create_app(
     if keys:
         app.add_middleware(ApiKeyGuard, keys=keys)
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
+    app.add_middleware(TraceRequests)  # the caller's traceparent, when tracing is on
     hide_run_ids()
 
     @app.exception_handler(RequestValidationError)
