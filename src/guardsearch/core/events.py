@@ -91,7 +91,8 @@ class Trace:
         self._events: list[Event] = []
         self._subscribers: list[Subscriber] = []
         self._clock = clock
-        self._queue: list[Event] | None = None  # events emitted while delivering one
+        self._delivering = False
+        self._later: list[Event] = []  # events emitted while one was being delivered
         self.record_content = False
         for observer in tuple(_observers):
             observer(self)
@@ -104,17 +105,20 @@ class Trace:
             seq=len(self._events), kind=kind, at=self._clock(), step=step, node=node, data=data
         )
         self._events.append(event)
-        if self._queue is not None:  # a subscriber emitted: deliver after this one
-            self._queue.append(event)
+        if self._delivering:  # a subscriber emitted: delivered after the one it reacts to
+            self._later.append(event)
             return event
-        self._queue = [event]
+        self._delivering = True
         try:
-            while self._queue:
-                current = self._queue.pop(0)
+            for subscriber in self._subscribers:
+                subscriber(event)
+            while self._later:
+                later = self._later.pop(0)
                 for subscriber in self._subscribers:
-                    subscriber(current)
+                    subscriber(later)
         finally:
-            self._queue = None
+            self._delivering = False
+            self._later.clear()
         return event
 
     @property

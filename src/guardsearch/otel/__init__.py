@@ -149,7 +149,7 @@ def continue_spans(trace: Trace, events: Iterable[Mapping[str, Any]]) -> None:
         return
     spans = recorded_spans(events)
     if spans:
-        trace.emit("note", message="continues earlier sessions", **{LINKS_KEY: spans})
+        trace.emit("note", message="continues earlier sessions", links=spans)  # LINKS_KEY
 
 
 __all__ = [

@@ -191,7 +191,7 @@ class SpanView:
         if trace is not None:
             ctx = run.span.get_span_context()
             ids = {"trace_id": f"{ctx.trace_id:032x}", "span_id": f"{ctx.span_id:016x}"}
-            trace.emit("note", run_id=run_id, **{SPAN_KEY: ids})
+            trace.emit("note", run_id=run_id, span=ids)  # SPAN_KEY
         return run
 
     def _run_start(self, event: Event, now: int) -> None:
@@ -265,14 +265,14 @@ class SpanView:
             )
             self._expansions[event.node] = scope
             return
-        scope = self._expansions.get(event.node)
-        if scope is None:
+        ending = self._expansions.get(event.node)
+        if ending is None:
             return
         children = d.get("children") or []
         attrs = genai.flat("guardsearch.expansion", d, skip=("phase", "children"))
         attrs["guardsearch.expansion.children"] = len(children)
-        scope.span.set_attributes(attrs)
-        self._close(scope, now)
+        ending.span.set_attributes(attrs)
+        self._close(ending, now)
 
     def _step_start(self, event: Event, now: int) -> None:
         attrs = {"guardsearch.step": event.step, "guardsearch.step.rmax": event.data.get("rmax", 0)}

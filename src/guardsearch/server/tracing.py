@@ -3,8 +3,10 @@
 With tracing on (docs/observability.md), a POST to /run, /run-simple, /solve or
 /search becomes a SERVER span whose parent is the span the caller's `traceparent`
 header names, and the run it starts hangs under it, so the caller's trace contains
-the run it asked for (the run span carries the run id; so does this one). With
-tracing off a request passes straight through, and opentelemetry is never imported.
+the run it asked for (the run span carries the run id; so does this one). Where an
+instrumentation outside made the request's span already (FastAPI's own, with a global
+tracer provider), the run hangs under that one. With tracing off a request passes
+straight through, and this module imports nothing of opentelemetry.
 """
 
 from __future__ import annotations
@@ -38,9 +40,14 @@ class TraceRequests:
 
 
 async def _traced(app: ASGIApp, tracer: Any, scope: Scope, receive: Receive, send: Send) -> None:
-    from opentelemetry import propagate
+    from opentelemetry import propagate, trace
     from opentelemetry.trace import SpanKind, Status, StatusCode
 
+    if trace.get_current_span().is_recording():
+        # An instrumentation outside (FastAPI's own, where the process has a global
+        # tracer provider) made the request's span in the caller's trace already.
+        await app(scope, receive, send)
+        return
     headers = {name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]}
     parent = propagate.extract(headers)
     path = scope["path"]
