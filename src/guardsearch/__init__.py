@@ -49,7 +49,7 @@ from guardsearch.models.scripted import ScriptedModel
 from guardsearch.models.spec import model_from_spec
 from guardsearch.prompts import PromptTemplate
 from guardsearch.registry import App, AppSetup, register
-from guardsearch.search import SearchResult, SearchSpace, StepSpace
+from guardsearch.search import MoveSpace, SearchResult, SearchSpace, StepSpace
 from guardsearch.steps.step import Step, StepOutcome, attempt_step, run_step
 from guardsearch.sync import run_sync
 from guardsearch.tools.base import SearchProvider
@@ -127,6 +127,7 @@ __all__ = [  # noqa: RUF022
     "ProbeRun",
     "SearchSpace",
     "StepSpace",
+    "MoveSpace",
     "ResearchConfig",
     "SearchProvider",
     "ReviewConfig",
