@@ -66,6 +66,7 @@ if TYPE_CHECKING:
         run_search_sync,
     )
     from guardsearch.apps.probe import ProbeConfig, ProbeRun
+    from guardsearch.apps.solve import solve_app, solve_app_sync
     from guardsearch.loops.inner_outer import AdaptiveResult
     from guardsearch.loops.research import ResearchConfig, ResearchRun
     from guardsearch.loops.review import ReviewConfig, ReviewRun, ReviewTask
@@ -80,6 +81,7 @@ _LAZY_MODULES = {
     "guardsearch.loops.review": ("ReviewConfig", "ReviewRun", "ReviewTask"),
     "guardsearch.loops.inner_outer": ("AdaptiveResult",),
     "guardsearch.apps.probe": ("ProbeConfig", "ProbeRun"),
+    "guardsearch.apps.solve": ("solve_app", "solve_app_sync"),
 }
 _LAZY = {name: module for module, names in _LAZY_MODULES.items() for name in names}
 
@@ -117,6 +119,8 @@ __all__ = [  # noqa: RUF022
     "run_review_sync",
     "run_probe",
     "run_probe_sync",
+    "solve_app",
+    "solve_app_sync",
     # ... their outcomes and what configures them.
     "Outcome",
     "StopReason",

@@ -150,3 +150,12 @@ def test_a_steps_rmax_is_honoured_and_the_search_option_overrides_it(strategy: s
     assert (own.calls, own.stop_reason) == (5, "all_pruned")  # not 1 with 8 calls left
     told = run_search_sync(space, strategy, model=model, budget=9, rmax=2)
     assert told.calls == 2
+
+
+def test_the_movespace_example_of_search_md_runs_as_written() -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "search.md").read_text("utf-8")
+    code = page.split("## Your own step-by-step puzzle", 1)[1].split("```python\n", 1)[1]
+    code = code.split("```", 1)[0]
+    printed: list[str] = []
+    exec(compile(code, "<search.md>", "exec"), {"print": lambda *a: printed.append(repr(a))})
+    assert printed == [repr((["*2", "+3", "*2"], ["*2 -> 10", "+3 -> 13", "*2 -> 26"]))]

@@ -72,11 +72,13 @@ async def solve_app(
     model: Model | Metered | str | None = None,
     budget: BudgetLike = DEFAULT_BUDGET_CALLS,
     trace: Trace | None = None,
+    config: Mapping[str, Any] | None = None,
     on_expansion: Checkpoint | None = None,
     **options: Any,
 ) -> SearchResult:
     """Search `problem` (the app's problem object) with `strategy` (default: the
-    app's) and the options the app recommends for it, overridden by `options`.
+    app's) and the options the app recommends for it, overridden by `config` (the
+    search options, as `run_search` takes them) and then by keyword `options`.
 
     `model` is a Model, a Metered (which brings its own budget and trace), a spec
     string, or None for the default spec. A solved result's answer is verified by the
@@ -94,7 +96,7 @@ async def solve_app(
         budget=None if metered else budget,
         trace=None if metered else trace,
         on_expansion=on_expansion,
-        **{**setup.options, **options},
+        **{**setup.options, **(config or {}), **options},
     )
     if result.succeeded and found.check is not None:
         wrong = found.check(dict(problem), result.answer)
