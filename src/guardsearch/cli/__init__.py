@@ -19,7 +19,7 @@ from guardsearch.cli.probe import probe
 from guardsearch.cli.research import research
 from guardsearch.cli.runs import runs_app
 from guardsearch.cli.serve import serve
-from guardsearch.cli.solve import solve_app
+from guardsearch.cli.solve import NumbersArgument, solve
 
 app = typer.Typer(
     cls=OneLineErrors,
@@ -76,7 +76,7 @@ app.command()(find)
 app.command()(probe)
 app.command()(serve)
 app.command()(plan)
-app.add_typer(solve_app, name="solve")
+app.command(cls=NumbersArgument)(solve)
 app.add_typer(corpus_app, name="corpus")
 runs_app.command()(start)
 app.add_typer(runs_app, name="runs")
