@@ -7,8 +7,9 @@
 One router per resource: research (POST /run, /run-simple, /search, GET /runs/{id}:
 server/research_routes.py), POST /solve (server/solve.py), GET /metrics and /healthz
 (server/ops_routes.py), and with a run store the run viewer at /ui (server/ui.py). The
-OpenAPI docs are at /docs. Middlewares run outermost first: the Host allow-list, the
-body limit, the API keys (`MIDDLEWARES` order; add one with `app.add_middleware`).
+OpenAPI docs are at /docs. Middlewares, outermost first: the Host allow-list, tracing
+(the caller's traceparent), the body limit, the API keys; `app.add_middleware` puts a
+new one outside those added before it.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from guardsearch.server.security import (
     read_keys,
 )
 from guardsearch.server.service import Service
+from guardsearch.server.tracing import TraceRequests
 from guardsearch.tools.base import SearchProvider
 from guardsearch.tools.resilient import ResilienceSettings
 
@@ -93,6 +95,7 @@ def create_app(
     if app.state.keyed:
         app.add_middleware(ApiKeyGuard, keys=keys, admin_keys=admins)
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
+    app.add_middleware(TraceRequests)  # the caller's traceparent, when tracing is on
     if allowed_hosts is not None:
         app.add_middleware(HostGuard, allowed=allowed_hosts)
     hide_run_ids()
