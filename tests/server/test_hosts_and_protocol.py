@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
-import time
 from collections.abc import Iterator
 
 import pytest
-import uvicorn
+from live_server import live_server
 
 from guardsearch import ScriptedModel
 from guardsearch.server import create_app
@@ -22,21 +20,8 @@ from guardsearch.server.hosts import JsonErrorsH11Protocol, default_hosts, host_
 def port() -> Iterator[int]:
     app = create_app(model=ScriptedModel(["{}"]), providers=[], api_key=[],
                      allowed_hosts=default_hosts("127.0.0.1"))  # fmt: skip
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        free = sock.getsockname()[1]
-    config = uvicorn.Config(app, host="127.0.0.1", port=free, log_level="warning",
-                            http=JsonErrorsH11Protocol)  # fmt: skip
-    srv = uvicorn.Server(config)
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not srv.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
-    yield free
-    srv.should_exit = True
-    thread.join(timeout=20)
+    with live_server(app, http=JsonErrorsH11Protocol) as free:
+        yield free
 
 
 def exchange(port: int, raw: bytes) -> tuple[int, dict[str, str], bytes]:
