@@ -91,7 +91,8 @@ def test_a_junk_plan_is_not_success_and_the_verdicts_say_what_is_missing(
     for missing in ("12 people", "Lisbon", "one-day", "budget 2000 EUR"):
         assert missing in failed["constraints"]
     assert "s4 (organize_offsite) repeats step s1" in failed["no_repeats"]
-    assert "restates the task" in failed["concrete"]
+    assert "s1 (organize_offsite) has no detail" in failed["concrete"]
+    assert "s2 (budget) names no action on an object" in failed["concrete"]
 
 
 def test_plain_output_keeps_the_best_plan_and_prints_the_failed_checks(tmp_path: Path) -> None:

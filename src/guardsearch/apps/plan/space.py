@@ -103,9 +103,7 @@ def parse_plan(problem: PlanProblem | None, text: str) -> Any:
 
 
 # The three steps before the plan: each a JSON schema and a guard built from the problem.
-_UPSTREAM: dict[
-    str, tuple[Callable[[PlanProblem | None], Any], Callable[[PlanProblem | None], Any]]
-] = {
+_UPSTREAM: dict[str, tuple[Callable[[PlanProblem | None], Any], Callable[..., Any]]] = {
     "analysis": (analysis_schema, AnalysisGuard),
     "recon": (recon_schema, ReconGuard),
     "strategy": (strategy_schema, StrategyGuard),
@@ -128,7 +126,8 @@ def plan_step(
     tokens = MAX_TOKENS[name]
     if name in _UPSTREAM:
         schema_of, guard_of = _UPSTREAM[name]
-        guard = guard_of(problem, spec) if name != "strategy" else guard_of(problem)
+        # The free analysis and recon guards also read the task's spec.
+        guard = guard_of(problem) if name == "strategy" else guard_of(problem, spec)
         return Step(
             name=name,
             prompt=template,
