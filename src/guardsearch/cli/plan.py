@@ -119,6 +119,13 @@ def plan(
             "by, instead of the one read from the task (see the `spec` of --json)."
         ),
     ] = None,
+    extract: Annotated[
+        str,
+        typer.Option(
+            help="How a free task's spec is read: code (default), or model (code, then one "
+            "guarded model call for the phrases code missed)."
+        ),
+    ] = "code",
     list_problems: Annotated[
         bool, typer.Option("--list", help="List the shipped problems and exit.")
     ] = False,
@@ -189,6 +196,7 @@ def plan(
                     temperature=temperature,
                     seed=seed,
                     spec=task_spec,
+                    extract=extract,
                 )
             )
     except GuardsearchError as exc:
