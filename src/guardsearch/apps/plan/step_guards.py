@@ -33,6 +33,7 @@ from typing import Any
 from guardsearch.apps.plan.fixes import closure
 from guardsearch.apps.plan.problems import CATEGORIES, NAME_PATTERN, PlanProblem
 from guardsearch.apps.plan.task_checks import action_problem, same_action
+from guardsearch.apps.plan.task_extract import fitting_kinds
 from guardsearch.apps.plan.task_spec import TASK_KINDS, TaskSpec
 from guardsearch.apps.plan.upstream import (
     missing_actions,
@@ -156,12 +157,19 @@ def _effects(problem: PlanProblem, name: str) -> str:
 @dataclass
 class AnalysisGuard:
     """A problem class and key facts present, all of them facts of this problem (for a
-    free task: short lower_snake_case names, and the kind of task its spec names, `other`
-    included: a user who disagrees edits the spec)."""
+    free task: short lower_snake_case names, and a class that fits the task: its spec's
+    kind, or — when code read the spec — any kind whose words the task uses; a user who
+    disagrees edits the spec, whose kind is then the only one)."""
 
     problem: PlanProblem | None
     spec: TaskSpec | None = None
     name: str = "analysis"
+
+    def _fitting(self, kind: str) -> tuple[str, ...]:
+        """The spec's kind; for a spec code read, also any kind whose words the task uses."""
+        if self.spec is None or not self.spec.source.startswith("code"):
+            return (kind,)
+        return (kind, *fitting_kinds(self.spec.task))
 
     async def check(self, artifact: Artifact, context: Context) -> GuardResult:
         value = artifact.value
@@ -173,7 +181,7 @@ class AnalysisGuard:
                     f"problem_class must be one of {', '.join(TASK_KINDS)}", self.name
                 )
             kind = self.spec.kind if self.spec is not None else chosen
-            if chosen != kind:
+            if chosen not in self._fitting(kind):
                 return GuardResult.fail(
                     f"problem_class {chosen} does not fit the task: the task's words make it "
                     f"{kind}. Fix: problem_class {kind}",
