@@ -237,16 +237,22 @@ class ReconGuard:
         return self._insufficient(names)
 
     def _free_names(self, names: list[str]) -> GuardResult:
-        """A free task's actions: each an action on an object, none twice."""
+        """A free task's actions: each an action on an object, none twice. When some are
+        and some are not, the verdict carries the list without the others as a patch (a
+        repair: the plan is free to name its own actions, recon's list is its advice)."""
         problems = [f"{a} {wrong}" for a in names if (wrong := action_problem(a)) is not None]
         seen: dict[tuple[str, ...], str] = {}
+        keep: list[str] = []
         for a in names:
             first = seen.setdefault(same_action(a), a)
             if first != a:
                 problems.append(f"{a} repeats {first}")
-        if problems:
-            return GuardResult.fail("; ".join(problems), self.name)
-        return GuardResult.ok(self.name)
+            elif action_problem(a) is None:
+                keep.append(a)
+        if not problems:
+            return GuardResult.ok(self.name)
+        patch = [{"op": "replace", "path": "/actions", "value": keep}] if keep else None
+        return GuardResult.fail("; ".join(problems), self.name, patch=patch)
 
     def _insufficient(self, names: list[str]) -> GuardResult:
         """The listed actions cannot reach the goal: say which facts no listed action
