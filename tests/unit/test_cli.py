@@ -159,3 +159,18 @@ def test_solve_names_every_registered_strategy() -> None:
     from guardsearch.search import strategy_names
 
     assert sorted(STRATEGIES) == strategy_names()
+
+
+def test_ask_against_an_unreachable_server_ends_with_one_error_line() -> None:
+    """README: errors read `error: ...` (ask printed `failed: ...`)."""
+    from typer.testing import CliRunner
+
+    from guardsearch import allow_real_models
+    from guardsearch.cli import app as cli
+
+    allow_real_models(True)  # a client of a closed local port: no model, no network
+    result = CliRunner().invoke(cli, ["ask", "hi", "--model", "openai:http://127.0.0.1:9/v1#m"])
+    assert result.exit_code == 1
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert lines[-1].startswith("error: ") and "127.0.0.1:9" in lines[-1]
+    assert not any(line.startswith("failed:") for line in lines)
