@@ -279,3 +279,13 @@ def cancel(
         out.print(
             f"{record.id} cancel requested: process {record.owner} stops it at its next checkpoint"
         )
+
+
+def _add_start() -> None:
+    """`runs start APP PROBLEM` lives beside `guardsearch apps` (cli/apps.py)."""
+    from guardsearch.cli.apps import start
+
+    runs_app.command()(start)
+
+
+_add_start()

@@ -215,3 +215,6 @@ def _report(app: Any, result: Any, payload: dict[str, Any], quiet: bool, as_json
             f"{payload['seconds']:.1f}s, termination {payload['termination']}[/dim]"
         )
     raise typer.Exit(0 if payload["succeeded"] else 1)
+
+
+COMMAND_CLASS = NumbersArgument  # the class cli/__init__.py builds `solve` with

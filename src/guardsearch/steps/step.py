@@ -50,6 +50,7 @@ from guardsearch.guards.schema import SchemaGuard, SchemaLike
 from guardsearch.models.base import Model, enforces_schema
 from guardsearch.models.metered import Metered
 from guardsearch.prompts import PromptTemplate, prompt
+from guardsearch.sync import run_sync
 
 Parser = Callable[[str], Any]
 
@@ -524,3 +525,6 @@ async def run_step(
         fatal=fatal,
         steering=counts,
     )
+
+
+run_step_sync = run_sync(run_step)
