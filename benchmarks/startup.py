@@ -98,9 +98,8 @@ def report(figures: dict[str, dict[str, float]], args: argparse.Namespace) -> st
         "|---|---|---|---|---|",
     ]
     for label, f in figures.items():
-        lines.append(
-            f"| `{label}` | **{f['median']:.3f}** | {f['p10']:.3f} | {f['p90']:.3f} | {f['min']:.3f} |"
-        )
+        cells = f"**{f['median']:.3f}** | {f['p10']:.3f} | {f['p90']:.3f} | {f['min']:.3f}"
+        lines.append(f"| `{label}` | {cells} |")
     return "\n".join(lines) + "\n"
 
 

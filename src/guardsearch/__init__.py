@@ -13,6 +13,8 @@ from guardsearch import registry
 
 if TYPE_CHECKING:
     from guardsearch._api import (
+        run_app,
+        run_app_sync,
         run_probe,
         run_probe_sync,
         run_research,
@@ -25,10 +27,6 @@ if TYPE_CHECKING:
     from guardsearch.apps.probe import (
         ProbeConfig,
         ProbeRun,
-    )
-    from guardsearch.apps.solve import (
-        solve_app,
-        solve_app_sync,
     )
     from guardsearch.core.artifact import (
         Artifact,
@@ -181,6 +179,8 @@ if TYPE_CHECKING:
 # type checkers the same names. tests/unit/test_public_api.py checks the two agree.
 _LAZY_MODULES: dict[str, tuple[str, ...]] = {
     "guardsearch._api": (
+        "run_app",
+        "run_app_sync",
         "run_probe",
         "run_probe_sync",
         "run_research",
@@ -193,10 +193,6 @@ _LAZY_MODULES: dict[str, tuple[str, ...]] = {
     "guardsearch.apps.probe": (
         "ProbeConfig",
         "ProbeRun",
-    ),
-    "guardsearch.apps.solve": (
-        "solve_app",
-        "solve_app_sync",
     ),
     "guardsearch.core.artifact": ("Artifact",),
     "guardsearch.core.budget": (
@@ -351,8 +347,8 @@ __all__ = [  # noqa: RUF022
     "run_review_sync",
     "run_probe",
     "run_probe_sync",
-    "solve_app",
-    "solve_app_sync",
+    "run_app",
+    "run_app_sync",
     # ... their outcomes and what configures them.
     "Outcome",
     "StopReason",

@@ -12,7 +12,7 @@ import pytest
 import guardsearch
 from guardsearch import Outcome
 
-FAMILIES = ("search", "research", "review", "probe")
+FAMILIES = ("search", "app", "research", "review", "probe")
 SHAPE = ["model", "budget", "trace", "config"]
 
 

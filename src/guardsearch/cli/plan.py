@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from guardsearch.cli.live_status import live_status
+from guardsearch.cli.options import AsJson, BudgetCalls, ModelSpec, Quiet, TraceFile
 from guardsearch.cli.output import (
     err,
     exit_for,
@@ -73,8 +74,8 @@ def plan(
         str,
         typer.Option(help="single | classify-then-plan | full | search | search-blind."),
     ] = "search",
-    model: Annotated[str | None, typer.Option(help="Model spec (default: embedded).")] = None,
-    budget_calls: Annotated[int, typer.Option(min=1, help="Cap on model calls.")] = 30,
+    model: ModelSpec = None,
+    budget_calls: BudgetCalls = 30,
     guard_level: Annotated[
         str | None,
         typer.Option(
@@ -96,12 +97,12 @@ def plan(
         ),
     ] = 0.0,
     seed: Annotated[int, typer.Option(help="Base seed of the model calls.")] = 0,
-    trace: Annotated[Path | None, typer.Option(help="Append the event trace (JSONL).")] = None,
+    trace: TraceFile = None,
     list_problems: Annotated[
         bool, typer.Option("--list", help="List the shipped problems and exit.")
     ] = False,
-    quiet: Annotated[bool, typer.Option(help="No progress on stderr.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    quiet: Quiet = False,
+    as_json: AsJson = False,
 ) -> None:
     """Plan a task as analysis -> recon -> strategy -> plan, backtracking on guard feedback.
 
@@ -110,13 +111,7 @@ def plan(
     if list_problems:
         _list(as_json)
         return
-    from guardsearch.apps.plan import (
-        PlanProblem,
-        get_problem,
-        load_problem_file,
-        plan_problem,
-        problems,
-    )
+    from guardsearch.apps.plan import plan_problem
 
     events = Trace()
     events.subscribe(progress_printer(quiet))
@@ -124,24 +119,7 @@ def plan(
     if sink:
         events.subscribe(sink)
     try:
-        if problem and problem_file:
-            fail("give --problem or --problem-file, not both", as_json=as_json)
-        chosen: PlanProblem | None
-        if problem_file is not None:
-            chosen = load_problem_file(problem_file)
-        elif problem is not None:
-            chosen = get_problem(problem)
-        elif not (task and task.strip()):
-            fail(
-                "give a task in words, --problem ID (guardsearch plan --list) or "
-                "--problem-file FILE",
-                as_json=as_json,
-            )
-        else:
-            wanted = task.strip().lower()
-            matches = [p for p in problems() if wanted in (p.id, p.title.lower())]
-            # A shipped problem named exactly; anything else is a free task.
-            chosen, task = (matches[0], None) if matches else (None, task.strip())
+        chosen, task = _chosen(task, problem, problem_file, as_json)
         budget = Budget.of(calls=budget_calls)
         title = f"plan {chosen.id if chosen is not None else 'task'} · {pipeline}"
         with live_status(events, title, budget=budget, quiet=quiet, as_json=as_json):
@@ -175,3 +153,26 @@ def plan(
             f"termination {result['termination']}[/dim]"
         )
     raise typer.Exit(0 if result["succeeded"] else 1)
+
+
+def _chosen(
+    task: str | None, problem: str | None, problem_file: Path | None, as_json: bool
+) -> tuple[Any, str | None]:
+    """(the shipped or given problem, or None for a free task; the task in words)."""
+    from guardsearch.apps.plan import get_problem, load_problem_file, problems
+
+    if problem and problem_file:
+        fail("give --problem or --problem-file, not both", as_json=as_json)
+    if problem_file is not None:
+        return load_problem_file(problem_file), task
+    if problem is not None:
+        return get_problem(problem), task
+    if not (task and task.strip()):
+        fail(
+            "give a task in words, --problem ID (guardsearch plan --list) or --problem-file FILE",
+            as_json=as_json,
+        )
+    wanted = task.strip().lower()
+    matches = [p for p in problems() if wanted in (p.id, p.title.lower())]
+    # A shipped problem named exactly; anything else is a free task.
+    return (matches[0], None) if matches else (None, task.strip())
