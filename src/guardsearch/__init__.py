@@ -10,6 +10,11 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from guardsearch import registry
+from guardsearch.otel import enable_from_env
+
+# OpenTelemetry traces when the environment names an OTLP endpoint (docs/observability.md);
+# otherwise nothing is imported for them.
+enable_from_env()
 
 if TYPE_CHECKING:
     from guardsearch._api import (

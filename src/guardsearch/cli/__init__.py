@@ -144,10 +144,31 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
+def _otel(value: bool) -> None:
+    if value:
+        from guardsearch import otel
+        from guardsearch.core.errors import ConfigError
+
+        try:
+            otel.enable()
+        except ConfigError as exc:
+            raise typer.BadParameter(str(exc)) from None
+
+
 @app.callback()
 def root(
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show version.")
+    ] = False,
+    otel: Annotated[
+        bool,
+        typer.Option(
+            "--otel",
+            callback=_otel,
+            help="Send OpenTelemetry traces of what the command runs over OTLP/HTTP "
+            "($OTEL_EXPORTER_OTLP_ENDPOINT, default http://localhost:4318; "
+            "docs/observability.md). Needs guardsearch[otel].",
+        ),
     ] = False,
 ) -> None:
     """guardsearch: searches and loops steered by guard feedback, within hard budgets."""
