@@ -9,6 +9,12 @@ from typing import Annotated, Any
 import typer
 
 from guardsearch.cli.output import fail, out, print_json
+from guardsearch.cli.runs import (
+    ExecutorOption,
+    PerEndpointOption,
+    RayAddressOption,
+    executor_or_fail,
+)
 from guardsearch.core.errors import ConfigError
 from guardsearch.registry import App, app_names, get_app
 
@@ -78,9 +84,14 @@ def start(
     ] = False,
     quiet: Annotated[bool, typer.Option(help="No progress on stderr.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
+    per_endpoint: PerEndpointOption = None,
 ) -> None:
     """Start a durable run of an app on one problem; exits 0, 1, or 3 when paused."""
     from guardsearch.cli.durable_solve import solve_durably
+
+    where = executor_or_fail(executor, ray_address, per_endpoint, as_json)
 
     try:
         chosen = strategy or get_app(app).strategy
@@ -98,4 +109,5 @@ def start(
         locked=locked,
         quiet=quiet,
         as_json=as_json,
+        executor=where,
     )

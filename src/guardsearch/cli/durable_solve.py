@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from guardsearch.cli.live_status import live_status
 from guardsearch.cli.output import err, exit_for, fail, progress_printer
-from guardsearch.cli.runs import open_or_fail, report
+from guardsearch.cli.runs import execute_elsewhere, open_or_fail, report
 from guardsearch.core.errors import GuardsearchError
 from guardsearch.core.events import Trace
 from guardsearch.models.spec import default_spec
+
+if TYPE_CHECKING:
+    from guardsearch.runs.fleet import RunExecutor
 
 LOCK_FILE = Path("guardsearch.lock")
 
@@ -29,6 +32,7 @@ def solve_durably(
     locked: bool,
     quiet: bool,
     as_json: bool,
+    executor: RunExecutor | None = None,
 ) -> None:
     """Create the run, execute it, print it; exits 0 / 1 / 3 (paused) like `runs resume`."""
     from guardsearch.runs import RunSpec, create_run, execute_run
@@ -49,6 +53,9 @@ def solve_durably(
         record = create_run(spec, the_store, locked=LOCK_FILE if locked else None)
         if not quiet:
             err.print(f"[dim]run {record.id} in {the_store.url}[/dim]")
+        if executor is not None and executor.name != "local":
+            record = execute_elsewhere(executor, store, record.id, quiet=quiet)
+            report(record, as_json=as_json, quiet=quiet)
         title = f"run {record.id} · {app} / {strategy}"
         with live_status(events, title, budget=spec.make_budget(), quiet=quiet, as_json=as_json):
             record = asyncio.run(execute_run(record.id, the_store, trace=events))

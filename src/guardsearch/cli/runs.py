@@ -9,7 +9,7 @@ import asyncio
 import json
 import re
 from pathlib import Path
-from typing import Annotated, Any, cast
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 
@@ -19,6 +19,9 @@ from guardsearch.core.errors import GuardsearchError
 from guardsearch.core.events import Trace
 from guardsearch.store.base import STATUSES, RunRecord, RunStore
 from guardsearch.viewer.export import iso, record_json
+
+if TYPE_CHECKING:
+    from guardsearch.runs.fleet import RunExecutor
 
 runs_app = typer.Typer(
     help="Durable runs: start, list, show, export, view, resume, cancel.", no_args_is_help=True
@@ -33,6 +36,51 @@ StoreOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
+ExecutorOption = Annotated[
+    str,
+    typer.Option(
+        "--executor", help="local (this process) or ray (a Ray task on the fleet, docs/durable.md)."
+    ),
+]
+RayAddressOption = Annotated[
+    str | None,
+    typer.Option("--ray-address", help="Join this Ray cluster ('auto', ray://host:10001)."),
+]
+PerEndpointOption = Annotated[
+    int | None,
+    typer.Option("--per-endpoint", min=1, help="Ray: runs at once per model endpoint (default 4)."),
+]
+
+
+def executor_or_fail(
+    name: str, address: str | None, per_endpoint: int | None, as_json: bool = False
+) -> RunExecutor:
+    """The run executor `--executor` names, or a one-line usage error."""
+    from guardsearch.runs.fleet import run_executor
+
+    try:
+        return run_executor(name, address=address, per_endpoint=per_endpoint)
+    except GuardsearchError as exc:
+        fail(str(exc), exit_for(exc), as_json=as_json)
+
+
+def execute_elsewhere(
+    executor: RunExecutor,
+    store: str | None,
+    run_id: str,
+    *,
+    human_input: str | None = None,
+    budget: dict[str, Any] | None = None,
+    quiet: bool = False,
+) -> RunRecord:
+    """Run `run_id` on a non-local executor (its progress stays with the worker)."""
+    from guardsearch.store.open import default_store_url
+
+    if not quiet:
+        err.print(f"[dim]run {run_id}: queued on the {executor.name} executor[/dim]")
+    return executor.execute(
+        store or default_store_url(), run_id, human_input=human_input, budget=budget
+    )
 
 
 def open_or_fail(url: str | None, as_json: bool = False, *, read_only: bool = False) -> RunStore:
@@ -71,9 +119,10 @@ def list_runs(
     if not records:
         err.print(f"[dim]no runs in {the_store.url}[/dim]")
     for r in records:
+        held = f"  on {r.owner}" if r.status == "running" and r.owner else ""
         out.print(
             f"{r.id}  {r.status:<9}  {r.app}/{r.strategy:<10}  {r.calls:>4} calls  "
-            f"{iso(r.created_at)}  {r.name}"
+            f"{iso(r.created_at)}  {r.name}{held}"
         )
 
 
@@ -217,22 +266,34 @@ def resume(
     ),
     quiet: Annotated[bool, typer.Option(help="No progress on stderr.")] = False,
     as_json: JsonOption = False,
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
+    per_endpoint: PerEndpointOption = None,
 ) -> None:
     """Continue a run from its last saved frontier (after a crash, a pause or a budget)."""
     from guardsearch.runs.runner import execute_run
 
+    where = executor_or_fail(executor, ray_address, per_endpoint, as_json)
     the_store = open_or_fail(store, as_json)
     events = Trace()
     events.subscribe(progress_printer(quiet))
     budget = {"calls": budget_calls, "tokens": budget_tokens}
+    raised = {k: v for k, v in budget.items() if v is not None} or None
+    if where.name != "local" and locked:
+        fail("--locked checks the solver here; use it with --executor local", as_json=as_json)
     try:
+        if where.name != "local":
+            record = execute_elsewhere(
+                where, store, run_id, human_input=input_text, budget=raised, quiet=quiet
+            )
+            report(record, as_json=as_json, quiet=quiet)
         with live_status(events, f"resume {run_id}", quiet=quiet, as_json=as_json):
             record = asyncio.run(
                 execute_run(
                     run_id,
                     the_store,
                     human_input=input_text,
-                    budget={k: v for k, v in budget.items() if v is not None} or None,
+                    budget=raised,
                     locked=lock_file if locked else None,
                     trace=events,
                 )
