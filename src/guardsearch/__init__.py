@@ -47,12 +47,17 @@ from guardsearch.models.openai import OpenAIModel
 from guardsearch.models.replay import FileCache, ReplayModel
 from guardsearch.models.scripted import ScriptedModel
 from guardsearch.models.spec import model_from_spec
+from guardsearch.otel import enable_from_env
 from guardsearch.prompts import PromptTemplate
 from guardsearch.registry import App, AppSetup, register
-from guardsearch.search import SearchResult, SearchSpace, StepSpace
+from guardsearch.search import MoveSpace, SearchResult, SearchSpace, StepSpace
 from guardsearch.steps.step import Step, StepOutcome, attempt_step, run_step
 from guardsearch.sync import run_sync
 from guardsearch.tools.base import SearchProvider
+
+# OpenTelemetry traces when the environment names an OTLP endpoint (docs/observability.md);
+# otherwise nothing is imported for them.
+enable_from_env()
 
 if TYPE_CHECKING:
     from guardsearch._api import (
@@ -66,6 +71,7 @@ if TYPE_CHECKING:
         run_search_sync,
     )
     from guardsearch.apps.probe import ProbeConfig, ProbeRun
+    from guardsearch.apps.solve import solve_app, solve_app_sync
     from guardsearch.loops.inner_outer import AdaptiveResult
     from guardsearch.loops.research import ResearchConfig, ResearchRun
     from guardsearch.loops.review import ReviewConfig, ReviewRun, ReviewTask
@@ -80,6 +86,7 @@ _LAZY_MODULES = {
     "guardsearch.loops.review": ("ReviewConfig", "ReviewRun", "ReviewTask"),
     "guardsearch.loops.inner_outer": ("AdaptiveResult",),
     "guardsearch.apps.probe": ("ProbeConfig", "ProbeRun"),
+    "guardsearch.apps.solve": ("solve_app", "solve_app_sync"),
 }
 _LAZY = {name: module for module, names in _LAZY_MODULES.items() for name in names}
 
@@ -117,6 +124,8 @@ __all__ = [  # noqa: RUF022
     "run_review_sync",
     "run_probe",
     "run_probe_sync",
+    "solve_app",
+    "solve_app_sync",
     # ... their outcomes and what configures them.
     "Outcome",
     "StopReason",
@@ -127,6 +136,7 @@ __all__ = [  # noqa: RUF022
     "ProbeRun",
     "SearchSpace",
     "StepSpace",
+    "MoveSpace",
     "ResearchConfig",
     "SearchProvider",
     "ReviewConfig",

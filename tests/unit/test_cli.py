@@ -151,3 +151,11 @@ def test_python_dash_m_runs_the_same_cli() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "solve" in done.stdout and "research" in done.stdout
+
+
+def test_solve_names_every_registered_strategy() -> None:
+    """`solve --help` lists the strategies without importing the search package."""
+    from guardsearch.cli.solve import STRATEGIES
+    from guardsearch.search import strategy_names
+
+    assert sorted(STRATEGIES) == strategy_names()

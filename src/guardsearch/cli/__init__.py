@@ -19,7 +19,7 @@ from guardsearch.cli.probe import probe
 from guardsearch.cli.research import research
 from guardsearch.cli.runs import runs_app
 from guardsearch.cli.serve import serve
-from guardsearch.cli.solve import solve_app
+from guardsearch.cli.solve import NumbersArgument, solve
 
 app = typer.Typer(
     cls=OneLineErrors,
@@ -39,10 +39,31 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
+def _otel(value: bool) -> None:
+    if value:
+        from guardsearch import otel
+        from guardsearch.core.errors import ConfigError
+
+        try:
+            otel.enable()
+        except ConfigError as exc:
+            raise typer.BadParameter(str(exc)) from None
+
+
 @app.callback()
 def root(
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show version.")
+    ] = False,
+    otel: Annotated[
+        bool,
+        typer.Option(
+            "--otel",
+            callback=_otel,
+            help="Send OpenTelemetry traces of what the command runs over OTLP/HTTP "
+            "($OTEL_EXPORTER_OTLP_ENDPOINT, default http://localhost:4318; "
+            "docs/observability.md). Needs guardsearch[otel].",
+        ),
     ] = False,
 ) -> None:
     """guardsearch: searches and loops steered by guard feedback, within hard budgets."""
@@ -55,7 +76,7 @@ app.command()(find)
 app.command()(probe)
 app.command()(serve)
 app.command()(plan)
-app.add_typer(solve_app, name="solve")
+app.command(cls=NumbersArgument)(solve)
 app.add_typer(corpus_app, name="corpus")
 runs_app.command()(start)
 app.add_typer(runs_app, name="runs")

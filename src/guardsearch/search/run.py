@@ -114,6 +114,7 @@ async def search(
     if that budget is unused). `run_id` names the run in its result (default: a new id).
     """
     started = time.perf_counter()
+    run_id = run_id or new_run_id()
     strat = get_strategy(strategy)
     engine_options, strategy_options = split_options(strat, options)
     metered = _metered(model, budget, trace)
@@ -141,6 +142,7 @@ async def search(
     with using_model(metered):
         metered.trace.emit(
             "run_start",
+            run_id=run_id,
             strategy=strat.name,
             resumed=resume is not None,
             options={k: _show(v) for k, v in options.items()},
@@ -176,6 +178,10 @@ async def search(
             # Nothing keeps running after the search: calls under way are awaited
             # (paid anyway; a durable run keeps their answers) unless it is interrupted.
             await engine.close(wait=isinstance(exc, Exception))
+            sync_usage()
+            metered.trace.emit(
+                "run_end", termination=None, error=type(exc).__name__, used=state.usage.as_dict()
+            )
             raise
         # Prefetched calls no expansion asked for (the search ended first): the waiting
         # ones are cancelled, those under way awaited and booked before the usage is final.
@@ -186,7 +192,7 @@ async def search(
         result = result_of(
             state,
             space,
-            run_id=run_id or new_run_id(),
+            run_id=run_id,
             seconds=time.perf_counter() - started,
             trace=engine.trace,
         )

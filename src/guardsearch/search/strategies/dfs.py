@@ -37,7 +37,7 @@ plus `success` (a goal) and the driver's `budget_exhausted`/`cancelled`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from guardsearch.core.budget import StepBudget
@@ -76,14 +76,20 @@ class DFSOptions:
     regeneration always gets fresh seeds; at temperature 0 a greedy model answers the
     same again whatever the seed, so set a small value (e.g. 0.3) to let it vary. Never
     applied unless you set it.
+
+    `rmax`: attempts per visit of every level, over what `budgets` or the space says
+    (the same option as the other strategies' `rmax`; None: the level's own).
     """
 
     heuristic: Heuristic = field(default_factory=RuleHeuristic)
     budgets: Budgets = None
+    rmax: int | None = None
     prefer_siblings: bool = False
     duplicate_temperature: float | None = None
 
     def __post_init__(self) -> None:
+        if self.rmax is not None and self.rmax < 1:
+            raise ConfigError(f"rmax must be >= 1, got {self.rmax}")
         if self.duplicate_temperature is not None and self.duplicate_temperature < 0:
             raise ConfigError(
                 f"duplicate_temperature must be >= 0, got {self.duplicate_temperature}"
@@ -162,6 +168,8 @@ class DFS:
                 return None
 
         budget = level_budget(engine.space, options.budgets, level)
+        if options.rmax is not None:
+            budget = replace(budget, rmax=options.rmax)
         key = str(level)
         if not frame["in_visit"]:
             if (
