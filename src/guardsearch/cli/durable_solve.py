@@ -54,6 +54,7 @@ def solve_durably(
         if not quiet:
             err.print(f"[dim]run {record.id} in {the_store.url}[/dim]")
         if executor is not None and executor.name != "local":
+            the_store.close()  # the run is the fleet's now
             record = execute_elsewhere(executor, store, record.id, quiet=quiet)
             report(record, as_json=as_json, quiet=quiet)
         title = f"run {record.id} · {app} / {strategy}"

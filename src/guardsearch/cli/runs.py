@@ -274,19 +274,22 @@ def resume(
     from guardsearch.runs.runner import execute_run
 
     where = executor_or_fail(executor, ray_address, per_endpoint, as_json)
-    the_store = open_or_fail(store, as_json)
-    events = Trace()
-    events.subscribe(progress_printer(quiet))
     budget = {"calls": budget_calls, "tokens": budget_tokens}
     raised = {k: v for k, v in budget.items() if v is not None} or None
-    if where.name != "local" and locked:
-        fail("--locked checks the solver here; use it with --executor local", as_json=as_json)
-    try:
-        if where.name != "local":
+    if where.name != "local":
+        if locked:
+            fail("--locked checks the solver here; use it with --executor local", as_json=as_json)
+        try:
             record = execute_elsewhere(
                 where, store, run_id, human_input=input_text, budget=raised, quiet=quiet
             )
-            report(record, as_json=as_json, quiet=quiet)
+        except GuardsearchError as exc:
+            fail(str(exc), exit_for(exc), as_json=as_json)
+        report(record, as_json=as_json, quiet=quiet)
+    the_store = open_or_fail(store, as_json)
+    events = Trace()
+    events.subscribe(progress_printer(quiet))
+    try:
         with live_status(events, f"resume {run_id}", quiet=quiet, as_json=as_json):
             record = asyncio.run(
                 execute_run(

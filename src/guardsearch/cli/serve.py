@@ -9,6 +9,12 @@ from typing import Annotated
 import typer
 
 from guardsearch.cli.output import fail
+from guardsearch.cli.runs import (
+    ExecutorOption,
+    PerEndpointOption,
+    RayAddressOption,
+    executor_or_fail,
+)
 from guardsearch.core.errors import ConfigError
 
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
@@ -55,6 +61,9 @@ def serve(
         ),
     ] = None,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
+    per_endpoint: PerEndpointOption = None,
 ) -> None:
     """Serve POST /run, /run-simple, /search, GET /runs/{id}, /metrics, /healthz, /docs,
     and the run viewer at /ui."""
@@ -66,6 +75,10 @@ def serve(
 
     if log_level not in LOG_LEVELS:
         fail(f"unknown log level {log_level!r}; choose one of {', '.join(LOG_LEVELS)}")
+    from guardsearch.runs.fleet import use_executor
+
+    # Durable runs started or resumed from /ui execute here or on a Ray fleet.
+    use_executor(executor_or_fail(executor, ray_address, per_endpoint))
 
     # Phase boundaries are JSON log lines on this logger (docs/research.md).
     handler = logging.StreamHandler()

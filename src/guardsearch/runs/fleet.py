@@ -374,3 +374,34 @@ def run_executor(
     if name == "ray":
         return RayFleet(address, per_endpoint=per_endpoint)
     raise ConfigError(f"unknown executor {name!r}; use local or ray")
+
+
+# The executor `execute` uses: local unless a process (`serve --executor ray`) chose one.
+_CHOSEN: list[RunExecutor] = []
+
+
+def use_executor(executor: RunExecutor) -> None:
+    """Make `execute` run every durable run of this process on `executor`. A fleet
+    connects now, in this (main) thread: a cluster it cannot reach fails here."""
+    if isinstance(executor, RayFleet):
+        executor.connect()
+    _CHOSEN[:] = [executor]
+
+
+def execute(
+    store_url: str,
+    run_id: str,
+    *,
+    human_input: str | None = None,
+    model: Model | None = None,
+) -> RunRecord:
+    """Run (or resume) `run_id` on this process's executor until it ends or pauses.
+
+    This is the one call `serve` makes for every durable run it starts or resumes.
+    `model` is the served model, loaded here; on a fleet each worker builds the same
+    model from the run's spec instead, so it is not passed on.
+    """
+    executor = _CHOSEN[0] if _CHOSEN else LocalRunExecutor()
+    if executor.name != "local":
+        model = None
+    return executor.execute(store_url, run_id, human_input=human_input, model=model)

@@ -9,6 +9,7 @@ its uninterrupted twin and that no request was paid twice.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import threading
@@ -20,18 +21,29 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+import httpx
 import pytest
 import ray
 from fleet_apps import ANSWER, answers_file, problems
+from typer.testing import CliRunner
 
 from guardsearch import ScriptedModel
+from guardsearch.cli import app as cli
 from guardsearch.runs import RunSpec, create_run, execute_run
-from guardsearch.runs.fleet import EndpointSlots, RayFleet, endpoint_of
+from guardsearch.runs.fleet import (
+    EndpointSlots,
+    LocalRunExecutor,
+    RayFleet,
+    endpoint_of,
+    use_executor,
+)
+from guardsearch.server import create_app
 from guardsearch.store.base import RunRecord, RunStore
 from guardsearch.store.open import open_store
 from guardsearch.store.sqlite import SqliteRunStore
 
 APP = "fleet_apps:build"
+WINNING = ['{"steps": ["5 * 6", "7 + 3"]}', '{"steps": ["30 - 10"]}', '{"steps": ["4 + 20"]}']
 HERE = Path(__file__).resolve().parent
 STRATEGIES = ("beam", "astar", "bfs", "dfs")
 
@@ -224,3 +236,62 @@ def test_runs_are_queued_by_endpoint() -> None:
     assert endpoint_of("openai:#gpt-4o-mini") == "openai:https://api.openai.com"
     assert endpoint_of("embedded?extra_bufts=off") == "embedded"
     assert endpoint_of("scripted:/tmp/a.json?delay=1") == "scripted"
+
+
+async def test_serve_with_the_ray_executor_runs_a_run_started_from_the_ui_on_a_worker(
+    cluster: None, fleet_db: str, tmp_path: Path
+) -> None:
+    answers = tmp_path / "game24.json"
+    answers.write_text(json.dumps(WINNING))
+    app = create_app(model_spec=f"scripted:{answers}?delay=0.3", run_store=fleet_db)
+    use_executor(RayFleet())  # what `serve --executor ray` does
+    try:
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://ui"
+        ) as client:
+            body = {"app": "game24", "problem": {"numbers": "4 5 6 10"}, "budget": {"calls": 20}}
+            started = await client.post("/ui/api/runs", json=body)
+            assert started.status_code == 202, started.text
+            run_id = started.json()["id"]
+            workers = set()
+            for _ in range(600):
+                runs = (await client.get("/ui/api/runs")).json()
+                run = next(r for r in runs if r["id"] == run_id)  # as the viewer lists it
+                if run["status"] == "running":
+                    workers.add(run["owner"])
+                if run["status"] not in ("created", "running"):
+                    break
+                await asyncio.sleep(0.05)
+    finally:
+        use_executor(LocalRunExecutor())
+        app.state.ui.reader.close()  # the app's lifespan would (ASGITransport runs none)
+    assert run["status"] == "succeeded"
+    assert workers and all(int(w.split(":")[1]) != os.getpid() for w in workers)
+
+
+def test_runs_start_and_resume_on_the_fleet_from_the_command_line(
+    cluster: None, fleet_db: str, store: RunStore, tmp_path: Path
+) -> None:
+    model = f"scripted:{answers_file(tmp_path)}"
+    problem = json.dumps({"target": 9, "depth": 4, "ask_at": 2})
+    start = ["runs", "start", APP, problem, "--strategy", "dfs", "--model", model]
+    where = ["--store", fleet_db, "--executor", "ray", "--json"]
+    paused = CliRunner().invoke(cli, [*start, *where])
+    assert paused.exit_code == 3, paused.output  # paused on a worker, waiting for a person
+    run_id = json.loads(paused.stdout)["id"]
+    done = CliRunner().invoke(cli, ["runs", "resume", run_id, "--input", "yes", *where])
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.stdout)["result"]["answer"] == [3, 3, 2, 1]
+    assert store.get_run(run_id).sessions == 2
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--executor", "dask"], "unknown executor 'dask'; use local or ray"),
+        (["--ray-address", "auto"], "--ray-address and --per-endpoint need --executor ray"),
+    ],
+)
+def test_a_bad_executor_is_a_one_line_error(args: list[str], message: str) -> None:
+    got = CliRunner().invoke(cli, ["runs", "resume", "run-x", *args])
+    assert got.exit_code == 2 and got.output.strip() == f"error: {message}"
