@@ -53,6 +53,8 @@ DEFAULT_PER_ENDPOINT = 4
 DEFAULT_RETRIES = 3
 # How often a task waiting for another process's run looks at the store again.
 POLL_SECONDS = 1.0
+# An endpoint slot's lease: its submitter renews it every third of this.
+SLOT_TTL = 30.0
 
 
 class RunExecutor(Protocol):
@@ -190,41 +192,58 @@ def run_task(
 class EndpointSlots:
     """A Ray actor: per endpoint, at most `limit` runs hold a slot; the rest wait in
     order of arrival. Slots are held by run id, so asking again for a run that holds
-    one (a retried task) returns at once, and releasing twice is harmless."""
+    one (a retried task) returns at once, and releasing twice is harmless.
+
+    A slot is a lease of `ttl` seconds that its submitter renews while the run goes
+    on: the slots of a submitter that died (and so never releases) free themselves.
+    """
 
     def __init__(self) -> None:
-        self.held: dict[str, set[str]] = {}
+        self.held: dict[str, dict[str, float]] = {}  # endpoint -> run id -> expiry
         self.waiting: dict[str, list[tuple[str, asyncio.Future[None]]]] = {}
 
-    async def acquire(self, endpoint: str, run_id: str, limit: int) -> int:
+    async def acquire(self, endpoint: str, run_id: str, limit: int, ttl: float = SLOT_TTL) -> int:
         """Wait for a slot; returns how many runs hold one on `endpoint` now."""
-        held = self.held.setdefault(endpoint, set())
+        held = self.held.setdefault(endpoint, {})
         queue = self.waiting.setdefault(endpoint, [])
-        if run_id not in held:
-            if len(held) < limit and not queue:
-                held.add(run_id)
-            else:
-                future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-                queue.append((run_id, future))
-                await future
+        self._expire(endpoint, limit, ttl)
+        if run_id in held or (len(held) < limit and not queue):
+            held[run_id] = time.monotonic() + ttl
+            return len(held)
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        queue.append((run_id, future))
+        while not future.done():
+            await asyncio.wait({future}, timeout=ttl)
+            self._expire(endpoint, limit, ttl)
         return len(held)
 
-    def release(self, endpoint: str, run_id: str, limit: int) -> None:
-        held = self.held.setdefault(endpoint, set())
-        held.discard(run_id)
+    def renew(self, endpoint: str, run_id: str, ttl: float = SLOT_TTL) -> None:
+        held = self.held.setdefault(endpoint, {})
+        if run_id in held:
+            held[run_id] = time.monotonic() + ttl
+
+    def release(self, endpoint: str, run_id: str, limit: int, ttl: float = SLOT_TTL) -> None:
+        self.held.setdefault(endpoint, {}).pop(run_id, None)
+        self._expire(endpoint, limit, ttl)
+
+    def _expire(self, endpoint: str, limit: int, ttl: float) -> None:
+        """Drop the slots whose lease ran out, then give free slots to the waiters."""
+        now = time.monotonic()
+        held = self.held.setdefault(endpoint, {})
+        for run_id in [r for r, until in held.items() if until < now]:
+            del held[run_id]
         queue = self.waiting.setdefault(endpoint, [])
-        # A waiter whose submitter went away (cancelled future) is skipped.
         while queue and len(held) < limit:
             waiter, future = queue.pop(0)
-            if not future.done():
-                held.add(waiter)
+            if not future.done():  # a waiter whose call was cancelled is skipped
+                held[waiter] = now + ttl
                 future.set_result(None)
 
     def state(self) -> dict[str, dict[str, Any]]:
         """Per endpoint: the runs holding a slot and the runs waiting, in order."""
         return {
             key: {
-                "held": sorted(self.held.get(key, ())),
+                "held": sorted(self.held.get(key, {})),
                 "waiting": [r for r, _ in self.waiting.get(key, [])],
             }
             for key in sorted(set(self.held) | set(self.waiting))
@@ -240,6 +259,13 @@ def _import_ray() -> Any:
     except ImportError as exc:
         raise ConfigError("the ray executor needs Ray: pip install 'guardsearch[ray]'") from exc
     return ray
+
+
+async def _renew(slots: Any, endpoint: str, run_id: str) -> None:
+    """Keep a run's endpoint slot while its task runs."""
+    while True:
+        await asyncio.sleep(SLOT_TTL / 3)
+        slots.renew.remote(endpoint, run_id)
 
 
 @dataclass
@@ -306,8 +332,10 @@ class RayFleet:
         seen = Seen(record.status, record.sessions)
         slots = self.slots()
         task = ray.remote(run_task).options(num_cpus=self.cpus, max_retries=self.max_retries)
+        renewing: asyncio.Task[None] | None = None
         try:
             await slots.acquire.remote(endpoint, run_id, self.limit)
+            renewing = asyncio.create_task(_renew(slots, endpoint, run_id))
             try:
                 outcome = await task.remote(store_url, run_id, seen, human_input, budget)
             except ray.exceptions.RayError as exc:
@@ -317,6 +345,8 @@ class RayFleet:
                     f"checkpoint: guardsearch runs resume {run_id}"
                 ) from exc
         finally:
+            if renewing is not None:
+                renewing.cancel()
             slots.release.remote(endpoint, run_id, self.limit)
         if isinstance(outcome, tuple):
             usage, message = outcome

@@ -216,18 +216,34 @@ def test_endpoint_slots_bound_each_endpoint_and_serve_in_order() -> None:
         await slots.acquire("a", "r2", 2)
         waiting = [asyncio.create_task(run(n, "a")) for n in ("r3", "r4")]
         other = asyncio.create_task(run("s1", "b"))  # another endpoint: not held up
-        await asyncio.sleep(0)
+        await asyncio.sleep(0.01)
         await other
         assert order == ["s1"] and slots.state()["a"]["waiting"] == ["r3", "r4"]
         slots.release("a", "r2", 2)
         slots.release("a", "r2", 2)  # twice: harmless
-        await asyncio.sleep(0)
+        await asyncio.sleep(0.01)
         assert order == ["s1", "r3"]
         slots.release("a", "r1", 2)
         await asyncio.gather(*waiting)
         return order
 
     assert asyncio.run(scenario()) == ["s1", "r3", "r4"]
+
+
+def test_the_slot_of_a_submitter_that_died_frees_itself() -> None:
+    async def scenario() -> None:
+        slots = EndpointSlots()
+        await slots.acquire("a", "dead", 1, 0.2)  # its submitter never renews nor releases
+        await slots.acquire("a", "alive", 1, 0.2)  # waits out the dead one's lease
+        assert slots.state()["a"] == {"held": ["alive"], "waiting": []}
+        await asyncio.sleep(0.1)
+        slots.renew("a", "alive", 0.2)  # a renewed slot is kept past its first lease
+        await asyncio.sleep(0.15)
+        waiter = asyncio.create_task(slots.acquire("a", "next", 1, 0.2))
+        await asyncio.sleep(0.02)
+        assert not waiter.done()
+
+    asyncio.run(asyncio.wait_for(scenario(), 5))
 
 
 def test_runs_are_queued_by_endpoint() -> None:
@@ -295,3 +311,42 @@ def test_runs_start_and_resume_on_the_fleet_from_the_command_line(
 def test_a_bad_executor_is_a_one_line_error(args: list[str], message: str) -> None:
     got = CliRunner().invoke(cli, ["runs", "resume", "run-x", *args])
     assert got.exit_code == 2 and got.output.strip() == f"error: {message}"
+
+
+@pytest.mark.model
+def test_the_embedded_model_s_runs_survive_a_killed_worker_paying_each_call_once(
+    cluster: None, fleet_db: str, store: RunStore, tmp_path: Path
+) -> None:
+    """The fault test on 3 real runs (game24, A*, the embedded model in each worker)."""
+    specs = [
+        RunSpec(
+            app="game24",
+            problem={"numbers": n},
+            strategy="astar",
+            model="embedded",
+            budget={"calls": 8},
+        )
+        for n in ("4 5 6 10", "1 1 4 6", "2 3 5 12")
+    ]
+    reference = SqliteRunStore(tmp_path / "reference.db")
+    expected = []
+    for spec in specs:  # uninterrupted, in this process
+        run = create_run(spec, reference)
+        done = asyncio.run(execute_run(run.id, reference))
+        expected.append((done.status, done.result, sum(_paid(reference, run.id))))
+
+    ids = [create_run(spec, store).id for spec in specs]
+    killer = Killer(fleet_db, after=2)
+    killer.start()
+    try:
+        records = RayFleet().execute_all(fleet_db, ids)
+    finally:
+        killer.stop.set()
+        killer.join()
+
+    assert killer.victim is not None, "no run was killed mid-run"
+    for run_id, record, (status, result, paid) in zip(ids, records, expected, strict=True):
+        assert isinstance(record, RunRecord), record
+        assert (record.status, record.result) == (status, result)
+        assert sum(_paid(store, run_id)) == paid and max(_paid(store, run_id)) == 1
+    assert store.get_run(killer.victim.id).sessions == 2
