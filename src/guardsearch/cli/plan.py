@@ -34,18 +34,33 @@ def _list(as_json: bool) -> None:
         typer.echo(f"{row['id']:<30} {row['category']:<20} {row['title']}")
 
 
+def _step_line(step: dict[str, Any]) -> str:
+    detail = f" — {step['detail']}" if step.get("detail") else ""
+    cost = f" [cost {step['cost']:g}]" if step.get("cost") is not None else ""
+    branch = f"  (on failure: {step['on_failure']})" if step.get("on_failure") else ""
+    return f"{step['id']}: {step['action']}{detail}{cost}{branch}"
+
+
 def _show(result: dict[str, Any]) -> None:
     from guardsearch.apps.plan.report import summary_lines
 
-    if result["succeeded"]:
-        for step in result["plan"]["steps"]:
-            branch = f"  (on failure: {step['on_failure']})" if step.get("on_failure") else ""
-            out.print(f"{step['id']}: {step['action']}{branch}", markup=False)
-    else:
-        err.print(f"[red]no valid plan:[/red] {result['termination']}")
-        for node in result["path"]:
-            mark = "ok" if node["passed"] else f"failed: {node['feedback']}"
-            err.print(f"  {node['step']}: {mark}", style="dim", markup=False)
+    if result.get("spec"):
+        spec = result["spec"]
+        asks = "; ".join(c["text"] for c in spec.get("constraints", [])) or "no constraints"
+        err.print(f"task spec ({spec['kind']}): {asks}", markup=False, soft_wrap=True)
+    if not result["succeeded"]:
+        err.print(f"[red]no plan passed the guards:[/red] {result['termination']}")
+        failed = [v for v in result.get("verdicts", []) if not v["passed"]]
+        for v in failed:
+            err.print(f"  {v['check']}: {v['detail']}", markup=False, soft_wrap=True)
+        if result["plan"] is None:
+            for node in result["path"]:
+                mark = "ok" if node["passed"] else f"failed: {node['feedback']}"
+                err.print(f"  {node['step']}: {mark}", style="dim", markup=False)
+        else:
+            err.print("best plan so far (it failed the checks above):", markup=False)
+    for step in (result["plan"] or {}).get("steps", []):
+        out.print(_step_line(step), markup=False, soft_wrap=True)
     _guard_level(result)
     for line in summary_lines(result):
         err.print(line, markup=False, soft_wrap=True)
@@ -78,8 +93,8 @@ def plan(
     guard_level: Annotated[
         str | None,
         typer.Option(
-            help="Plan guard: minimal | medium | expansive (default: expansive for a "
-            "problem; a free task can only have minimal)."
+            help="Plan guard: minimal | medium | expansive (default: expansive) for a "
+            "problem; task (default: the task's spec) | minimal for a free task."
         ),
     ] = None,
     heuristic: Annotated[
@@ -97,6 +112,13 @@ def plan(
     ] = 0.0,
     seed: Annotated[int, typer.Option(help="Base seed of the model calls.")] = 0,
     trace: Annotated[Path | None, typer.Option(help="Append the event trace (JSONL).")] = None,
+    spec: Annotated[
+        Path | None,
+        typer.Option(
+            help="A free task's spec (JSON/YAML: kind, constraints, order) to judge the plan "
+            "by, instead of the one read from the task (see the `spec` of --json)."
+        ),
+    ] = None,
     list_problems: Annotated[
         bool, typer.Option("--list", help="List the shipped problems and exit.")
     ] = False,
@@ -117,6 +139,7 @@ def plan(
         plan_problem,
         problems,
     )
+    from guardsearch.apps.plan.task_spec import load_spec_file
 
     events = Trace()
     events.subscribe(progress_printer(quiet))
@@ -126,6 +149,12 @@ def plan(
     try:
         if problem and problem_file:
             fail("give --problem or --problem-file, not both", as_json=as_json)
+        task_spec = None
+        if spec is not None:
+            if problem or problem_file:
+                fail("--spec is for a free task; a problem has its own facts", as_json=as_json)
+            task_spec = load_spec_file(spec, task)
+            task = task or task_spec.task
         chosen: PlanProblem | None
         if problem_file is not None:
             chosen = load_problem_file(problem_file)
@@ -139,7 +168,9 @@ def plan(
             )
         else:
             wanted = task.strip().lower()
-            matches = [p for p in problems() if wanted in (p.id, p.title.lower())]
+            matches = [
+                p for p in problems() if wanted in (p.id, p.title.lower()) and task_spec is None
+            ]
             # A shipped problem named exactly; anything else is a free task.
             chosen, task = (matches[0], None) if matches else (None, task.strip())
         budget = Budget.of(calls=budget_calls)
@@ -157,6 +188,7 @@ def plan(
                     trace=events,
                     temperature=temperature,
                     seed=seed,
+                    spec=task_spec,
                 )
             )
     except GuardsearchError as exc:
