@@ -1,6 +1,7 @@
 """The run fleet's throughput: 40 queued scripted durable runs on 1 vs 2 Ray workers.
 
-    python3 benchmarks/fleet.py --pg DSN [--runs 40] [--delays 0,0.02] [--out benchmarks/results/fleet]
+    python3 benchmarks/fleet.py --pg DSN [--runs 40] [--delays 0,0.02] \
+        [--out benchmarks/results/fleet]
 
 For each model delay and each worker count, a fresh local Ray with that many CPUs
 (one run per worker process at a time) executes `--runs` durable runs that wait in a
