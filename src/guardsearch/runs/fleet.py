@@ -339,7 +339,7 @@ class RayFleet:
             try:
                 outcome = await task.remote(store_url, run_id, seen, human_input, budget)
             except ray.exceptions.RayError as exc:
-                raise ConfigError(
+                raise RunError(
                     f"run {run_id}: its Ray task failed ({type(exc).__name__}: "
                     f"{str(exc).splitlines()[0] if str(exc) else ''}); the run keeps its last "
                     f"checkpoint: guardsearch runs resume {run_id}"
