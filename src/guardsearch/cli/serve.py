@@ -8,13 +8,9 @@ from typing import Annotated
 
 import typer
 
+from guardsearch.cli.durable_solve import executor_or_fail
+from guardsearch.cli.options import Executor, PerEndpoint, RayAddress
 from guardsearch.cli.output import fail
-from guardsearch.cli.runs import (
-    ExecutorOption,
-    PerEndpointOption,
-    RayAddressOption,
-    executor_or_fail,
-)
 from guardsearch.core.errors import ConfigError
 
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
@@ -61,9 +57,9 @@ def serve(
         ),
     ] = None,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
-    executor: ExecutorOption = "local",
-    ray_address: RayAddressOption = None,
-    per_endpoint: PerEndpointOption = None,
+    executor: Executor = "local",
+    ray_address: RayAddress = None,
+    per_endpoint: PerEndpoint = None,
 ) -> None:
     """Serve POST /run, /run-simple, /search, GET /runs/{id}, /metrics, /healthz, /docs,
     and the run viewer at /ui."""
