@@ -32,7 +32,7 @@ def start(provider: Any, capture_content: bool) -> tuple[Any, Any, Callable[[], 
     views: weakref.WeakSet[SpanView] = weakref.WeakSet()
 
     def attach(trace: Trace) -> None:
-        view = SpanView(tracer, trace, capture_content=capture_content)
+        view = SpanView(tracer, trace)
         trace.record_content = capture_content
         trace.subscribe(view)
         views.add(view)

@@ -62,15 +62,16 @@ def _live(scope: _Scope | None) -> _Scope | None:
 class SpanView:
     """A Trace subscriber that makes spans of the trace's events (see the module doc)."""
 
-    def __init__(self, tracer: Any, trace: Trace, *, capture_content: bool = False) -> None:
+    def __init__(self, tracer: Any, trace: Trace) -> None:
         self.tracer = tracer
-        self.capture_content = capture_content
         self._trace = weakref.ref(trace)
+        self._roots: list[_Scope] = []  # open scopes with no parent scope
         self._runs: list[_Scope] = []  # open runs, oldest first
         self._expansions: dict[str, _Scope] = {}  # open expansions by node id
         self._parents: dict[str, str] = {}  # node id -> parent id (from the verdicts)
         self._reserved: dict[Any, dict[str, Any]] = {}  # reservation id -> budget figures
         self._links: list[Link] = []  # for the next run span (a resumed durable run)
+        self._off = False  # tracing was turned off: no more spans
         self._handlers = {
             "run_start": self._run_start,
             "run_end": self._run_end,
@@ -89,6 +90,8 @@ class SpanView:
         }
 
     def __call__(self, event: Event) -> None:
+        if self._off:
+            return
         handler = self._handlers.get(event.kind)
         if handler is not None:
             handler(event, time.time_ns())
@@ -125,8 +128,7 @@ class SpanView:
         scope.context = trace_api.set_span_in_context(span)
         if kind == "run":
             scope.run = scope
-        if parent is not None:
-            parent.children.append(scope)
+        (parent.children if parent is not None else self._roots).append(scope)
         _current.set(scope)
         return scope
 
@@ -141,8 +143,9 @@ class SpanView:
         if error is not None:
             scope.span.set_status(Status(StatusCode.ERROR, error))
         scope.span.end(end_time=now)
-        if scope.parent is not None and scope in scope.parent.children:
-            scope.parent.children.remove(scope)
+        siblings = scope.parent.children if scope.parent is not None else self._roots
+        if scope in siblings:
+            siblings.remove(scope)
         if scope.kind == "expansion" and self._expansions.get(scope.key) is scope:
             del self._expansions[scope.key]
         if scope.kind == "run" and scope in self._runs:
@@ -152,10 +155,12 @@ class SpanView:
             _current.set(_live(current))
 
     def close_all(self, why: str) -> None:
-        """End every span still open (a run that never emitted its end), as errors."""
+        """End every span still open (a run that never emitted its end, a step an error
+        left), as errors; the view makes no more spans."""
+        self._off = True
         now = time.time_ns()
-        for run in list(self._runs):
-            self._close(run, now, error=why)
+        for scope in list(self._roots):
+            self._close(scope, now, error=why)
 
     def _mark(self, scope: _Scope | None, event: Event, now: int) -> None:
         """`event` as a span event on `scope`'s span (nothing when no span is open)."""
