@@ -20,6 +20,7 @@ call starts its `wall_s` before its event); a verdict span has no duration of it
 from __future__ import annotations
 
 import time
+import warnings
 import weakref
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -92,11 +93,21 @@ class SpanView:
     def __call__(self, event: Event) -> None:
         if self._off:
             return
-        handler = self._handlers.get(event.kind)
-        if handler is not None:
-            handler(event, time.time_ns())
-        else:  # candidate_dropped, patch_applied, backtrack, model_escalation
-            self._mark(self._here(event), event, time.time_ns())
+        try:
+            handler = self._handlers.get(event.kind)
+            if handler is not None:
+                handler(event, time.time_ns())
+            else:  # candidate_dropped, patch_applied, backtrack, model_escalation
+                self._mark(self._here(event), event, time.time_ns())
+        except Exception as exc:
+            # Tracing must never break the run it watches: this view stops, and says so.
+            self._off = True
+            warnings.warn(
+                f"no more spans for this run: the span view failed on a {event.kind} "
+                f"event ({type(exc).__name__}: {exc})",
+                RuntimeWarning,
+                stacklevel=2,
+            )
 
     # -- the scope tree -----------------------------------------------------------------
 

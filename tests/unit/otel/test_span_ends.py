@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 
+import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
@@ -36,3 +37,19 @@ def test_turning_tracing_off_ends_the_spans_still_open(exporter: InMemorySpanExp
     trace.emit("phase", step="review", phase="end", run_id="r2", t=0.1)  # no view: no span
     assert len(exporter.get_finished_spans()) == 2
     assert otel.enable_from_env() is False  # and the environment asks for nothing
+
+
+def test_a_failing_span_view_warns_and_the_run_goes_on(
+    exporter: InMemorySpanExporter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from guardsearch.otel import genai
+
+    def broken(*args: object) -> dict[str, object]:
+        raise KeyError("oops")
+
+    monkeypatch.setattr(genai, "verdict", broken)
+    trace = Trace()
+    with pytest.warns(RuntimeWarning, match="span view failed on a guard_verdict event"):
+        trace.emit("guard_verdict", step="s", node="n1", guard="g", passed=True)
+    trace.emit("guard_verdict", step="s", node="n2", guard="g", passed=True)  # no more
+    assert len(trace) == 2
