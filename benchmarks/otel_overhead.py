@@ -14,7 +14,7 @@ Per strategy it reports µs per expansion: `search` (the search call) and, for `
 cost of the export). With `--delay-ms`, the scripted model takes that long per call.
 
     python benchmarks/otel_overhead.py [--rounds 6] [--expansions 2000] [--base-src DIR]
-        [--delay-ms 0] [--json]
+        [--src DIR] [--delay-ms 0] [--json]
 """
 
 from __future__ import annotations
@@ -63,9 +63,27 @@ def turn(expansions: int, delay_ms: float) -> dict[str, Any]:
             "search": round(1e6 * seconds / done, 1),
             "with_export": round(1e6 * flushed / done, 1),
         }
+    out["emit_ns"] = _emit_ns()
     out["tracing"] = "opentelemetry.sdk" in sys.modules
     out["spans"] = counted[0] if counted else 0
     return out
+
+
+def _emit_ns() -> float:
+    """Nanoseconds per `Trace.emit` of a model-call-sized event to one subscriber (the
+    JSONL sink's place), best of 5: what every event costs whether tracing is on or off."""
+    import timeit
+
+    from guardsearch.core.events import Trace
+
+    trace = Trace()
+    trace.subscribe(lambda event: None)
+    data = {"model": "m", "prompt_tokens": 10, "completion_tokens": 5, "latency_s": 0.1}
+    n = 100_000
+    best = min(
+        timeit.repeat(lambda: trace.emit("note", step="s", node="n", **data), number=n, repeat=5)
+    )
+    return round(1e9 * best / n, 1)
 
 
 def _count_spans() -> list[int]:
@@ -129,7 +147,7 @@ class Receiver:
 
 def run_turn(mode: str, args: argparse.Namespace, receiver: Receiver) -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
-    env["PYTHONPATH"] = str(args.base_src if mode == "base" else SRC)
+    env["PYTHONPATH"] = str(args.base_src if mode == "base" else args.src)
     if mode == "otlp":
         env["OTEL_EXPORTER_OTLP_ENDPOINT"] = receiver.url
         env["OTEL_BSP_MAX_QUEUE_SIZE"] = "1000000"  # keep every span: none dropped
@@ -150,13 +168,17 @@ def main() -> None:
     parser.add_argument("--expansions", type=int, default=2000)
     parser.add_argument("--delay-ms", type=float, default=0.0)
     parser.add_argument("--base-src", type=Path, default=None)
+    parser.add_argument(
+        "--src", type=Path, default=SRC, help="the tree measured (default: this one)"
+    )
+    parser.add_argument("--no-otlp", action="store_true", help="only base and off")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--turn", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.turn:
         print(json.dumps(turn(args.expansions, args.delay_ms)))
         return
-    modes = (["base"] if args.base_src else []) + ["off", "otlp"]
+    modes = (["base"] if args.base_src else []) + ["off"] + ([] if args.no_otlp else ["otlp"])
     receiver = Receiver()
     turns: dict[str, list[dict[str, Any]]] = {m: [] for m in modes}
     for _ in range(args.rounds):
@@ -179,7 +201,8 @@ def main() -> None:
                     "median": round(statistics.median(values), 1),
                 }
     report["overhead_pct"] = overheads(report["us_per_expansion"], modes)
-    report["spans_made"] = sum(t["spans"] for t in turns["otlp"])
+    report["emit_ns"] = {m: min(t["emit_ns"] for t in turns[m]) for m in modes}
+    report["spans_made"] = sum(t["spans"] for t in turns.get("otlp", []))
     if report["spans_made"] != receiver.spans:
         raise SystemExit(f"made {report['spans_made']} spans, received {receiver.spans}")
     if args.json:
@@ -200,7 +223,7 @@ def overheads(table: dict[str, dict[str, float]], modes: list[str]) -> dict[str,
         if "base" in modes:
             base = table[f"base/{strategy}/search"]["median"]
             out[f"off vs base/{strategy}"] = round(100 * (off / base - 1), 1)
-        for measure in ("search", "with_export"):
+        for measure in ("search", "with_export") if "otlp" in modes else ():
             on = table[f"otlp/{strategy}/{measure}"]["median"]
             out[f"otlp vs off/{strategy}/{measure}"] = round(100 * (on / off - 1), 1)
     return out
