@@ -9,9 +9,10 @@ expansion) in alternating turns, each turn its own process:
   OTLP/HTTP (protobuf, the SDK's batching processor) to a receiver on 127.0.0.1 that
   decodes every request and counts the spans (all of them must arrive).
 
-Per strategy it reports µs per expansion: `search` (the search call) and, for `otlp`,
-`with_export` (the search plus flushing every span to the receiver, i.e. the whole CPU
-cost of the export). With `--delay-ms`, the scripted model takes that long per call.
+Per strategy it reports µs per expansion: `search` (the wall time of the search call),
+`with_export` (the search plus flushing every span to the receiver) and `cpu` (the
+process's CPU time for both, exporter thread included: on a shared, loaded machine the
+steadier figure). With `--delay-ms`, the scripted model takes that long per call.
 
     python benchmarks/otel_overhead.py [--rounds 6] [--expansions 2000] [--base-src DIR]
         [--src DIR] [--delay-ms 0] [--json]
@@ -45,23 +46,24 @@ def turn(expansions: int, delay_ms: float) -> dict[str, Any]:
     from guardsearch.models.scripted import ScriptedModel
     from guardsearch.search import search
 
-    async def run(strategy: str) -> tuple[float, int]:
+    async def run(strategy: str) -> tuple[float, float, int]:
         model = ScriptedModel(overhead._propose, delay_s=delay_ms / 1000)
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         result = await search(
             overhead.WideSpace(), strategy, model=model, max_expansions=expansions
         )
-        return time.perf_counter() - started, result.expansions
+        return time.perf_counter() - started, time.process_time() - cpu, result.expansions
 
     counted = _count_spans()
     asyncio.run(run("bfs"))  # warm up (imports, caches)
     out: dict[str, Any] = {}
     for strategy in STRATEGIES:
-        seconds, done = asyncio.run(run(strategy))
-        flushed = seconds + _flush()
+        seconds, cpu, done = asyncio.run(run(strategy))
+        flush_wall, flush_cpu = _flush()
         out[strategy] = {
             "search": round(1e6 * seconds / done, 1),
-            "with_export": round(1e6 * flushed / done, 1),
+            "with_export": round(1e6 * (seconds + flush_wall) / done, 1),
+            "cpu": round(1e6 * (cpu + flush_cpu) / done, 1),
         }
     out["emit_ns"] = _emit_ns()
     out["tracing"] = "opentelemetry.sdk" in sys.modules
@@ -103,15 +105,16 @@ def _count_spans() -> list[int]:
     return count
 
 
-def _flush() -> float:
-    """Seconds to push every span still queued to the receiver (0 with tracing off)."""
+def _flush() -> tuple[float, float]:
+    """Wall and CPU seconds to push every span still queued to the receiver (0, 0 with
+    tracing off)."""
     if "opentelemetry.sdk" not in sys.modules:
-        return 0.0
+        return 0.0, 0.0
     from opentelemetry import trace
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     trace.get_tracer_provider().force_flush(60_000)  # type: ignore[attr-defined]
-    return time.perf_counter() - started
+    return time.perf_counter() - started, time.process_time() - cpu
 
 
 class Receiver:
@@ -194,7 +197,7 @@ def main() -> None:
     }
     for mode in modes:
         for strategy in STRATEGIES:
-            for measure in ("search", "with_export"):
+            for measure in ("search", "with_export", "cpu"):
                 values = [t[strategy][measure] for t in turns[mode]]
                 report["us_per_expansion"][f"{mode}/{strategy}/{measure}"] = {
                     "best": min(values),
@@ -216,14 +219,17 @@ def main() -> None:
 
 
 def overheads(table: dict[str, dict[str, float]], modes: list[str]) -> dict[str, float]:
-    """Each mode's median against `off` (and `off` against `base`), in percent."""
+    """Each mode's median against `off` (and `off` against `base`), in percent: the wall
+    time of the search, of the search and the export, and the process's CPU time for
+    both (which a loaded machine disturbs less)."""
     out = {}
     for strategy in STRATEGIES:
-        off = table[f"off/{strategy}/search"]["median"]
-        if "base" in modes:
-            base = table[f"base/{strategy}/search"]["median"]
-            out[f"off vs base/{strategy}"] = round(100 * (off / base - 1), 1)
-        for measure in ("search", "with_export") if "otlp" in modes else ():
+        for measure in ("search", "cpu") if "base" in modes else ():
+            off = table[f"off/{strategy}/{measure}"]["median"]
+            base = table[f"base/{strategy}/{measure}"]["median"]
+            out[f"off vs base/{strategy}/{measure}"] = round(100 * (off / base - 1), 1)
+        for measure in ("search", "with_export", "cpu") if "otlp" in modes else ():
+            off = table[f"off/{strategy}/{'cpu' if measure == 'cpu' else 'search'}"]["median"]
             on = table[f"otlp/{strategy}/{measure}"]["median"]
             out[f"otlp vs off/{strategy}/{measure}"] = round(100 * (on / off - 1), 1)
     return out

@@ -27,10 +27,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from opentelemetry import trace as trace_api
-from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode, TraceFlags
+from opentelemetry.trace import Link, SpanContext, SpanKind, TraceFlags
 
 from guardsearch.core.events import Event, Trace
 from guardsearch.otel import LINKS_KEY, SPAN_KEY, genai
+from guardsearch.otel.recorder import Recorded, Recorder
 
 # The innermost open scope of the task that emits (each asyncio task has its own copy).
 _current: ContextVar[_Scope | None] = ContextVar("guardsearch_otel_scope", default=None)
@@ -38,7 +39,7 @@ _current: ContextVar[_Scope | None] = ContextVar("guardsearch_otel_scope", defau
 
 @dataclass(eq=False)
 class _Scope:
-    span: Any
+    span: Recorded
     kind: str  # run, phase, expansion, step, attempt
     key: str  # the run id, phase, node id or step name
     parent: _Scope | None
@@ -46,12 +47,11 @@ class _Scope:
     family: str = ""  # a run's: search, research, review, inner_outer
     ended: bool = False
     children: list[_Scope] = field(default_factory=list)
-    context: Any = None  # the OpenTelemetry context with `span` current (made once)
 
 
-def _context(scope: _Scope | None) -> Any:
-    """The context a span under `scope` starts in (None: the caller's current one)."""
-    return scope.context if scope is not None else None
+def _context(scope: _Scope | None) -> SpanContext | None:
+    """The span context a span under `scope` starts in (None: the caller's current one)."""
+    return scope.span.context if scope is not None else None
 
 
 def _live(scope: _Scope | None) -> _Scope | None:
@@ -63,8 +63,8 @@ def _live(scope: _Scope | None) -> _Scope | None:
 class SpanView:
     """A Trace subscriber that makes spans of the trace's events (see the module doc)."""
 
-    def __init__(self, tracer: Any, trace: Trace) -> None:
-        self.tracer = tracer
+    def __init__(self, recorder: Recorder, trace: Trace) -> None:
+        self.recorder = recorder
         self._trace = weakref.ref(trace)
         self._roots: list[_Scope] = []  # open scopes with no parent scope
         self._runs: list[_Scope] = []  # open runs, oldest first
@@ -131,12 +131,9 @@ class SpanView:
         now: int,
         links: list[Link] | None = None,
     ) -> _Scope:
-        span = self.tracer.start_span(
-            name, context=_context(parent), attributes=attrs, start_time=now, links=links
-        )
+        span = self.recorder.start(name, _context(parent), attrs, now, links=links or ())
         run = parent.run if parent is not None else None
         scope = _Scope(span, kind, key, parent, run)
-        scope.context = trace_api.set_span_in_context(span)
         if kind == "run":
             scope.run = scope
         (parent.children if parent is not None else self._roots).append(scope)
@@ -152,8 +149,8 @@ class SpanView:
         scope.ended = True
         scope.children = []
         if error is not None:
-            scope.span.set_status(Status(StatusCode.ERROR, error))
-        scope.span.end(end_time=now)
+            scope.span.fail(error)
+        self.recorder.end(scope.span, now)
         siblings = scope.parent.children if scope.parent is not None else self._roots
         if scope in siblings:
             siblings.remove(scope)
@@ -182,7 +179,7 @@ class SpanView:
             attrs["guardsearch.step"] = event.step
         if event.node:
             attrs["guardsearch.node.id"] = event.node
-        scope.span.add_event(event.kind, attributes=attrs, timestamp=now)
+        scope.span.add_event(event.kind, attrs, now)
 
     # -- runs and phases ------------------------------------------------------------------
 
@@ -205,7 +202,7 @@ class SpanView:
                 outer.set_attribute("guardsearch.run.id", run_id)
         trace = self._trace()
         if trace is not None:
-            ctx = run.span.get_span_context()
+            ctx = run.span.context
             ids = {"trace_id": f"{ctx.trace_id:032x}", "span_id": f"{ctx.span_id:016x}"}
             trace.emit("note", run_id=run_id, span=ids)  # SPAN_KEY
         return run
@@ -316,7 +313,7 @@ class SpanView:
         for child in list(step.children):
             self._close(child, now)
         attrs = genai.flat("guardsearch.retry", event.data, skip=("attempt",))
-        step.span.add_event("retry", attributes=attrs, timestamp=now)
+        step.span.add_event("retry", attrs, now)
         self._open_attempt(step, int(event.data.get("attempt", len(step.children) + 2)), now)
 
     def _step_end(self, event: Event, now: int) -> None:
@@ -365,17 +362,13 @@ class SpanView:
         reserved = self._reserved.pop(d.get("reservation"), {})
         attrs = genai.model_call(d, event.step, event.node, reserved)
         start = now - int(float(d.get("wall_s") or 0.0) * 1e9)
-        span = self.tracer.start_span(
-            f"{genai.OPERATION} {d.get('model', '')}",
-            context=_context(self._here(event)),
-            kind=SpanKind.CLIENT,
-            attributes=attrs,
-            start_time=start,
-        )
+        name = f"{genai.OPERATION} {d.get('model', '')}"
+        parent = _context(self._here(event))
+        span = self.recorder.start(name, parent, attrs, start, kind=SpanKind.CLIENT)
         if event.kind == "model_error":
             span.set_attribute("error.type", str(d.get("error_type", "_OTHER")))
-            span.set_status(Status(StatusCode.ERROR, str(d.get("error", ""))[:500]))
-        span.end(end_time=now)
+            span.fail(str(d.get("error", ""))[:500])
+        self.recorder.end(span, now)
         if event.kind == "model_error":
             self._stopped(event, now)
 
@@ -385,18 +378,14 @@ class SpanView:
         if parent_id:
             self._parents[event.node] = str(parent_id)
         parent = self._expansions.get(str(parent_id)) if parent_id else None
-        span = self.tracer.start_span(
-            f"guard {d.get('guard', '')}",
-            context=_context(parent or self._here(event)),
-            attributes=genai.verdict(d, event.step, event.node),
-            start_time=now,
+        attrs = genai.verdict(d, event.step, event.node)
+        span = self.recorder.start(
+            f"guard {d.get('guard', '')}", _context(parent or self._here(event)), attrs, now
         )
         feedback = d.get("feedback")
         if feedback:
-            span.add_event(
-                "feedback", attributes={"guardsearch.guard.feedback": str(feedback)}, timestamp=now
-            )
-        span.end(end_time=now)
+            span.add_event("feedback", {"guardsearch.guard.feedback": str(feedback)}, now)
+        self.recorder.end(span, now)
 
     def _note(self, event: Event, now: int) -> None:
         d = event.data
