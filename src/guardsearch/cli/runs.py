@@ -83,7 +83,9 @@ def show(
     the_store = open_or_fail(store, as_json, read_only=True)
     record = get_or_fail(the_store, run_id, as_json)
     data = record_json(record, full=True)
-    data["paid_calls"] = len(the_store.calls(run_id))
+    bill = [c["paid"] for c in the_store.calls(run_id)]
+    data["paid_calls"] = sum(bill)  # payments: a request asked again counts twice
+    data["paid_twice"] = sum(1 for paid in bill if paid > 1)
     data["events"] = len(the_store.events(run_id))
     if as_json:
         print_json(data)
@@ -91,7 +93,8 @@ def show(
     for key in ("id", "name", "status", "app", "strategy", "termination", "question", "error"):
         if data.get(key):
             out.print(f"{key:<12} {data[key]}")
-    out.print(f"{'calls':<12} {record.calls} ({data['paid_calls']} paid, memoised)")
+    again = f", {data['paid_twice']} asked again" if data["paid_twice"] else ""
+    out.print(f"{'calls':<12} {record.calls} ({data['paid_calls']} paid, memoised{again})")
     out.print(f"{'tokens':<12} {record.tokens}")
     out.print(f"{'expansions':<12} {record.expansions} ({record.nodes} nodes)")
     out.print(f"{'sessions':<12} {record.sessions} ({record.checkpoints} checkpoints)")

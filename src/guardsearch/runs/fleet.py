@@ -261,6 +261,14 @@ def _import_ray() -> Any:
     return ray
 
 
+def _read(store_url: str, run_ids: Sequence[str]) -> list[RunRecord]:
+    store = open_store(store_url)
+    try:
+        return [store.get_run(r) for r in run_ids]
+    finally:
+        store.close()
+
+
 async def _renew(slots: Any, endpoint: str, run_id: str) -> None:
     """Keep a run's endpoint slot while its task runs."""
     while True:
@@ -289,6 +297,7 @@ class RayFleet:
         if self.per_endpoint is not None and self.per_endpoint < 1:
             raise ConfigError(f"per_endpoint must be >= 1, got {self.per_endpoint}")
         self.limit = self.per_endpoint or per_endpoint_limit()
+        self._made: tuple[Any, Any] | None = None
 
     def connect(self) -> Any:
         """Ray, initialised (joining `address` if given)."""
@@ -313,6 +322,17 @@ class RayFleet:
             name=SLOTS_ACTOR, namespace=NAMESPACE, lifetime="detached", get_if_exists=True
         ).remote()
 
+    def _remote(self) -> tuple[Any, Any]:
+        """The slots actor and the run task, made once per fleet (Ray warns when a
+        function is exported again and again)."""
+        if self._made is None:
+            task = self.connect().remote(run_task)
+            self._made = (
+                self.slots(),
+                task.options(num_cpus=self.cpus, max_retries=self.max_retries),
+            )
+        return self._made
+
     async def run(
         self,
         store_url: str,
@@ -320,18 +340,17 @@ class RayFleet:
         *,
         human_input: str | None = None,
         budget: dict[str, Any] | None = None,
+        record: RunRecord | None = None,
     ) -> RunRecord:
-        """Queue `run_id` for its endpoint's slot, run it as a Ray task, return its record."""
+        """Queue `run_id` for its endpoint's slot, run it as a Ray task, return its record.
+
+        `record` is the run as the caller just read it (else it is read here)."""
         ray = self.connect()
-        store = open_store(store_url)
-        try:
-            record = store.get_run(run_id)
-        finally:
-            store.close()
+        if record is None:
+            record = _read(store_url, [run_id])[0]
         endpoint = endpoint_of(RunSpec.from_dict(record.spec).model)
         seen = Seen(record.status, record.sessions)
-        slots = self.slots()
-        task = ray.remote(run_task).options(num_cpus=self.cpus, max_retries=self.max_retries)
+        slots, task = self._remote()
         renewing: asyncio.Task[None] | None = None
         try:
             await slots.acquire.remote(endpoint, run_id, self.limit)
@@ -378,9 +397,11 @@ class RayFleet:
         """Every run at once (queued per endpoint, spread over the workers); each run's
         record, or the error that stopped it, in the order of `run_ids`."""
 
+        records = _read(store_url, run_ids)  # one connection, however many runs
+
         async def all_runs() -> list[RunRecord | GuardsearchError]:
             done = await asyncio.gather(
-                *(self.run(store_url, r) for r in run_ids), return_exceptions=True
+                *(self.run(store_url, r.id, record=r) for r in records), return_exceptions=True
             )
             out: list[RunRecord | GuardsearchError] = []
             for item in done:

@@ -11,14 +11,19 @@ tree (a dozen to a few dozen model calls).
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from guardsearch import Context, GuardResult, Message, ModelRequest
+from guardsearch import Context, GuardResult
 from guardsearch.registry import AppSetup
 from guardsearch.runs import InputNeeded
-from guardsearch.search import BaseSpace, Node, Proposal, Root
+from guardsearch.search import Node, Proposal, Root
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "search"))
+
+from search_helpers import CountingSpace
 
 ANSWER = "1, 2, 3"
 
@@ -31,7 +36,10 @@ def answers_file(folder: Path) -> Path:
 
 
 @dataclass(kw_only=True)
-class SumSpace(BaseSpace):
+class SumSpace(CountingSpace):
+    """The search tests' space of integer paths (one request per path, children from
+    the answer's numbers), judged by whether a path can still reach the target."""
+
     target: int
     depth: int
     ask_at: int = 0  # a person is asked before a path of this length (0: never)
@@ -39,24 +47,6 @@ class SumSpace(BaseSpace):
     def root(self) -> Root:
         objective = f"{self.depth} numbers adding to {self.target}"
         return Root(state=[], context=Context(objective=objective))
-
-    def request(
-        self, node: Node, context: Context, *, seed: int, temperature: float
-    ) -> ModelRequest:
-        path = " ".join(str(x) for x in node.state) or "start"
-        return ModelRequest(
-            messages=(Message("system", context.render()), Message("user", f"PATH:{path}")),
-            seed=seed,
-            temperature=temperature,
-            max_tokens=16,
-        )
-
-    def parse(self, node: Node, text: str) -> list[Proposal]:
-        return [
-            Proposal(state=[*node.state, int(n)], text=n.strip(), value=int(n))
-            for n in text.split(",")
-            if n.strip().isdigit()
-        ]
 
     async def evaluate(self, node: Node, proposal: Proposal, context: Context) -> GuardResult:
         path: list[int] = proposal.state
@@ -79,6 +69,7 @@ def build(problem: dict[str, Any], strategy: str) -> AppSetup:
         space=SumSpace(
             target=int(problem["target"]),
             depth=int(problem["depth"]),
+            depth_limit=int(problem["depth"]),
             ask_at=int(problem.get("ask_at", 0)),
         )
     )
