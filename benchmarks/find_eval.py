@@ -30,6 +30,7 @@ import sys
 import time
 from collections import defaultdict
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -70,8 +71,14 @@ def scripted_planner(request: ModelRequest) -> str:
 
 
 async def evaluate(
-    rows: list[dict[str, Any]], spec: str, calls: int, dry: bool
+    rows: list[dict[str, Any]],
+    spec: str,
+    calls: int,
+    dry: bool,
+    save: Callable[[list[dict[str, Any]]], None] = lambda rows: None,
 ) -> list[dict[str, Any]]:
+    """Run every request; `save` gets the rows so far after each (a killed piece keeps
+    what it measured)."""
     model = ScriptedModel(scripted_planner) if dry else model_from_spec(spec)
     out = []
     for number, row in enumerate(rows, 1):
@@ -104,6 +111,7 @@ async def evaluate(
             "steering": Steering.from_events(run.trace.events).as_dict(),
         }
         out.append(result)
+        save(out)
         print(
             f"[{number}/{len(rows)}] {row['request']}: {result['n_right']} right, "
             f"{result['n_wrong']} wrong of {len(right)} "
@@ -240,20 +248,22 @@ def main() -> None:
         return
     rest = rows[args.offset :]
     chosen = rest[: args.limit] if args.limit else rest
-    results = asyncio.run(evaluate(chosen, args.model, args.calls, args.dry))
-    report = {
+    header = {
         "model": "scripted planner, no judge" if args.dry else args.model,
         "split": args.split,
         "calls": args.calls,
         "date": time.strftime("%Y-%m-%d"),
         "machine": f"{platform.machine()}, Python {platform.python_version()}",
         "command": "python benchmarks/find_eval.py " + " ".join(sys.argv[1:]),
-        "summary": summarise(results),
-        "shapes": by_shape(results),
-        "rows": results,
     }
-    write(report, args.name)
-    print(json.dumps(report["shapes"], indent=1))
+
+    def save(done: list[dict[str, Any]]) -> None:
+        report = {**header, "summary": summarise(done), "shapes": by_shape(done), "rows": done}
+        write(report, args.name)
+
+    results = asyncio.run(evaluate(chosen, args.model, args.calls, args.dry, save))
+    save(results)
+    print(json.dumps(by_shape(results), indent=1))
 
 
 if __name__ == "__main__":
