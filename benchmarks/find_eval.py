@@ -29,8 +29,8 @@ import platform
 import sys
 import time
 from collections import defaultdict
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
