@@ -160,7 +160,8 @@ def _shapes() -> Iterable[tuple[str, str, str, Callable[[Article], bool]]]:
                 creator = by_title.get(_maker(a))
                 if creator is None:  # no maker's article: the work's own says it
                     return _says(_said(a), who)
-                return _LIFE.search(creator.description) is not None and _says(_said(creator), who)
+                person = _LIFE.search(creator.description) or _BORN.search(creator.description)
+                return person is not None and _says(_said(creator), who)
 
             yield "maker_nationality", f"{plural(kind)} by {who} {MAKERS[kind]}", kind, made_by
     makers = defaultdict(set)

@@ -22,7 +22,7 @@ from guardsearch.corpus.query import terms
 from guardsearch.prompts.untrusted import without_instructions
 from guardsearch.tools.base import SearchProvider
 
-MAX_CREATORS = 4
+MAX_CREATORS = 8
 MAX_LINKED = 3
 MAX_PLACES = 25
 _PLACE_QUALIFIER = re.compile(r"^(?:in|from|of)\s+(?:the\s+)?([A-Z].*)$")
@@ -207,7 +207,9 @@ class CorpusActor:
 
     async def candidates(self, spec: FindSpec) -> list[Source]:
         hits = list(await self.search(spec.query, spec.k))
-        if spec.via_creators and about_maker(spec):
+        # a maker condition: also the works of the makers whose articles meet it, from
+        # the first attempt (a search for "films American directors" finds directors)
+        if about_maker(spec):
             for creator in await self.qualified_creators(spec):
                 hits += await self.search(f"{spec.item_type} {creator}", 5)
         for place in await self.places_in(spec):
