@@ -92,12 +92,10 @@ async def evaluate(
         )
         seconds = time.perf_counter() - started
         right = set(row["right"])
-        items = [
-            {
-                "title": s.title,
-                "description": s.description,
-                "verdict": "right" if s.title in right else "wrong",
-            }
+        items = [  # a wrong item keeps its description (the report shows why)
+            {"title": s.title, "verdict": "right"}
+            if s.title in right
+            else {"title": s.title, "description": s.description, "verdict": "wrong"}
             for s in run.items
         ]
         result = {
@@ -211,7 +209,7 @@ def _pct(value: float | None) -> str:
 
 def write(report: dict[str, Any], name: str) -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / f"{name}.json").write_text(json.dumps(report, indent=2, ensure_ascii=False))
+    (RESULTS / f"{name}.json").write_text(json.dumps(report, ensure_ascii=False))
     (RESULTS / f"{name}.md").write_text(markdown(report))
 
 

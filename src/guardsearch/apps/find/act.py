@@ -295,7 +295,7 @@ class CorpusActor:
         if not creator:
             return None
         if creator not in self._creators:
-            hits = await self.search(creator, 3)
+            hits = await self.search(creator, 10)
             match = next((h for h in hits if h.title.lower() == creator.lower()), None)
             self._creators[creator] = match
         return self._creators[creator]
