@@ -25,10 +25,12 @@ import importlib.util
 import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from guardsearch.core.errors import ConfigError
-from guardsearch.search.space import SearchSpace
+
+if TYPE_CHECKING:  # not at run time: `import guardsearch` stays quick (benchmarks/startup.py)
+    from guardsearch.search.space import SearchSpace
 
 
 @dataclass(kw_only=True)

@@ -159,3 +159,50 @@ def test_solve_names_every_registered_strategy() -> None:
     from guardsearch.search import strategy_names
 
     assert sorted(STRATEGIES) == strategy_names()
+
+
+def test_ask_against_an_unreachable_server_ends_with_one_error_line() -> None:
+    """README: errors read `error: ...` (ask printed `failed: ...`)."""
+    from typer.testing import CliRunner
+
+    from guardsearch import allow_real_models
+    from guardsearch.cli import app as cli
+
+    allow_real_models(True)  # a client of a closed local port: no model, no network
+    result = CliRunner().invoke(cli, ["ask", "hi", "--model", "openai:http://127.0.0.1:9/v1#m"])
+    assert result.exit_code == 1
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert lines[-1].startswith("error: ") and "127.0.0.1:9" in lines[-1]
+    assert not any(line.startswith("failed:") for line in lines)
+
+
+def test_the_root_help_lists_each_command_with_its_own_line() -> None:
+    """cli/__init__.py's COMMANDS (what `--help` shows without importing a command)
+    says what each command says of itself."""
+    from guardsearch.cli import COMMANDS, load_command
+
+    for name, (_, _, line) in COMMANDS.items():
+        command = load_command(name)
+        own = (command.help or "").strip().splitlines()[0]
+        assert own == line, name
+
+
+def test_version_and_help_import_no_command_module() -> None:
+    """What keeps start-up quick (benchmarks/startup.py): `--version` imports no
+    command-line library at all, `--help` no command, search, model or loop module."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from guardsearch.cli import main; sys.argv = ['guardsearch', '{}'];\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print('typer' in sys.modules, sorted(m for m in sys.modules if "
+        "m.startswith('guardsearch.') and m.split('.')[1] in "
+        "('search', 'models', 'loops', 'apps', 'steps', 'guards', 'store') or "
+        "m.startswith('guardsearch.cli.') and m not in ('guardsearch.cli.root', "
+        "'guardsearch.cli.errors')))"
+    )
+    for flag, typer_loaded in (("--version", False), ("--help", True)):
+        run = [sys.executable, "-c", code.format(flag)]
+        done = subprocess.run(run, capture_output=True, text=True, check=True)
+        assert done.stdout.strip().splitlines()[-1] == f"{typer_loaded} []", (flag, done.stdout)

@@ -39,7 +39,8 @@ def examples() -> list[Any]:
 
 def test_there_is_an_example_per_family_and_one_in_the_readme() -> None:
     codes = [p.values[0] for p in examples()]
-    for entry in ("run_search_sync", "run_research_sync", "run_review_sync", "run_probe_sync"):
+    entries = ("run_search_sync", "run_app_sync", "run_research_sync", "run_review_sync")
+    for entry in (*entries, "run_probe_sync", "run_step_sync"):
         assert any(entry in code for code in codes), entry
     assert any(p.id.startswith("README.md") for p in examples())
 
@@ -70,7 +71,7 @@ def test_the_example_runs_and_prints_what_it_says(code: str, home: Path) -> None
     assert {n: printed.get(n) for n in expected} == expected
 
 
-def test_the_readme_lists_the_four_entry_points_as_they_are() -> None:
+def test_the_readme_lists_the_entry_points_as_they_are() -> None:
     import inspect
 
     import guardsearch
@@ -80,6 +81,7 @@ def test_the_readme_lists_the_four_entry_points_as_they_are() -> None:
     listed = re.findall(r"^(run_\w+)\((.*?)\)\s+->\s+(\w+)", table, re.M)
     assert [name for name, _, _ in listed] == [
         "run_search",
+        "run_app",
         "run_research",
         "run_review",
         "run_probe",

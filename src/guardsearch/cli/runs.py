@@ -1,6 +1,6 @@
 """`guardsearch runs list|show|export|view|resume|cancel`: durable runs from the command line.
 
-`runs start` (guardsearch.cli.apps) starts one.
+`runs start APP PROBLEM` starts one of any registered app (guardsearch/registry.py).
 """
 
 from __future__ import annotations
@@ -13,18 +13,24 @@ from typing import Annotated, Any, cast
 
 import typer
 
+from guardsearch.cli.durable_solve import (
+    execute_elsewhere,
+    executor_or_fail,
+    open_or_fail,
+    report,
+)
 from guardsearch.cli.live_status import live_status
+from guardsearch.cli.options import Executor, PerEndpoint, RayAddress
 from guardsearch.cli.output import err, exit_for, fail, out, print_json, progress_printer
-from guardsearch.core.errors import GuardsearchError
+from guardsearch.core.errors import ConfigError, GuardsearchError
 from guardsearch.core.events import Trace
+from guardsearch.registry import get_app
 from guardsearch.store.base import STATUSES, RunRecord, RunStore
 from guardsearch.viewer.export import iso, record_json
 
 runs_app = typer.Typer(
     help="Durable runs: start, list, show, export, view, resume, cancel.", no_args_is_help=True
 )
-
-EXIT_PAUSED = 3
 
 StoreOption = Annotated[
     str | None,
@@ -33,17 +39,6 @@ StoreOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
-
-
-def open_or_fail(url: str | None, as_json: bool = False, *, read_only: bool = False) -> RunStore:
-    """The run store, or a one-line error; `read_only` for commands that only read
-    (they never wait for the write lock)."""
-    from guardsearch.store.open import open_store
-
-    try:
-        return open_store(url, read_only=read_only)
-    except GuardsearchError as exc:
-        fail(str(exc), exit_for(exc), as_json=as_json)
 
 
 def get_or_fail(store: RunStore, run_id: str, as_json: bool = False) -> RunRecord:
@@ -71,9 +66,10 @@ def list_runs(
     if not records:
         err.print(f"[dim]no runs in {the_store.url}[/dim]")
     for r in records:
+        held = f"  on {r.owner}" if r.status == "running" and r.owner else ""
         out.print(
             f"{r.id}  {r.status:<9}  {r.app}/{r.strategy:<10}  {r.calls:>4} calls  "
-            f"{iso(r.created_at)}  {r.name}"
+            f"{iso(r.created_at)}  {r.name}{held}"
         )
 
 
@@ -87,7 +83,9 @@ def show(
     the_store = open_or_fail(store, as_json, read_only=True)
     record = get_or_fail(the_store, run_id, as_json)
     data = record_json(record, full=True)
-    data["paid_calls"] = len(the_store.calls(run_id))
+    bill = [c["paid"] for c in the_store.calls(run_id)]
+    data["paid_calls"] = sum(bill)  # payments: a request asked again counts twice
+    data["paid_twice"] = sum(1 for paid in bill if paid > 1)
     data["events"] = len(the_store.events(run_id))
     if as_json:
         print_json(data)
@@ -95,7 +93,8 @@ def show(
     for key in ("id", "name", "status", "app", "strategy", "termination", "question", "error"):
         if data.get(key):
             out.print(f"{key:<12} {data[key]}")
-    out.print(f"{'calls':<12} {record.calls} ({data['paid_calls']} paid, memoised)")
+    again = f", {data['paid_twice']} asked again" if data["paid_twice"] else ""
+    out.print(f"{'calls':<12} {record.calls} ({data['paid_calls']} paid, memoised{again})")
     out.print(f"{'tokens':<12} {record.tokens}")
     out.print(f"{'expansions':<12} {record.expansions} ({record.nodes} nodes)")
     out.print(f"{'sessions':<12} {record.sessions} ({record.checkpoints} checkpoints)")
@@ -217,14 +216,29 @@ def resume(
     ),
     quiet: Annotated[bool, typer.Option(help="No progress on stderr.")] = False,
     as_json: JsonOption = False,
+    executor: Executor = "local",
+    ray_address: RayAddress = None,
+    per_endpoint: PerEndpoint = None,
 ) -> None:
     """Continue a run from its last saved frontier (after a crash, a pause or a budget)."""
     from guardsearch.runs.runner import execute_run
 
+    where = executor_or_fail(executor, ray_address, per_endpoint, as_json)
+    budget = {"calls": budget_calls, "tokens": budget_tokens}
+    raised = {k: v for k, v in budget.items() if v is not None} or None
+    if where.name != "local":
+        if locked:
+            fail("--locked checks the solver here; use it with --executor local", as_json=as_json)
+        try:
+            record = execute_elsewhere(
+                where, store, run_id, human_input=input_text, budget=raised, quiet=quiet
+            )
+        except GuardsearchError as exc:
+            fail(str(exc), exit_for(exc), as_json=as_json)
+        report(record, as_json=as_json, quiet=quiet)
     the_store = open_or_fail(store, as_json)
     events = Trace()
     events.subscribe(progress_printer(quiet))
-    budget = {"calls": budget_calls, "tokens": budget_tokens}
     try:
         with live_status(events, f"resume {run_id}", quiet=quiet, as_json=as_json):
             record = asyncio.run(
@@ -232,7 +246,7 @@ def resume(
                     run_id,
                     the_store,
                     human_input=input_text,
-                    budget={k: v for k, v in budget.items() if v is not None} or None,
+                    budget=raised,
                     locked=lock_file if locked else None,
                     trace=events,
                 )
@@ -240,23 +254,6 @@ def resume(
     except GuardsearchError as exc:
         fail(str(exc), exit_for(exc), as_json=as_json)
     report(record, as_json=as_json, quiet=quiet)
-
-
-def report(record: RunRecord, *, as_json: bool, quiet: bool) -> None:
-    """Print a finished (or paused) run and exit with its code: 0, 1, or 3 when paused."""
-    if as_json:
-        print_json(record_json(record, full=True))
-    elif record.status == "paused":
-        out.print(f"paused: {record.question}")
-        err.print(f"resume with: guardsearch runs resume {record.id} --input TEXT")
-    elif record.result is not None and record.result.get("succeeded"):
-        out.print(str(record.result.get("answer")))
-    else:
-        err.print(f"[red]run {record.status}:[/red] {record.termination or record.error}")
-    if not quiet and not as_json:
-        err.print(f"[dim]run {record.id}: {record.status}, {record.calls} calls[/dim]")
-    code = {"succeeded": 0, "paused": EXIT_PAUSED}.get(record.status, 1)
-    raise typer.Exit(code)
 
 
 @runs_app.command()
@@ -279,3 +276,66 @@ def cancel(
         out.print(
             f"{record.id} cancel requested: process {record.owner} stops it at its next checkpoint"
         )
+
+
+def _json_object(text: str, what: str, as_json: bool) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        fail(f"{what} must be a JSON object: {exc}", as_json=as_json)
+    if not isinstance(value, dict):
+        fail(f"{what} must be a JSON object, got {text!r}", as_json=as_json)
+    return value
+
+
+@runs_app.command()
+def start(
+    app: Annotated[
+        str, typer.Argument(help="A registered app (guardsearch apps) or pkg.module:build.")
+    ],
+    problem: Annotated[
+        str, typer.Argument(help='The problem as JSON, e.g. \'{"numbers": "4 5 6 10"}\'.')
+    ],
+    strategy: Annotated[
+        str | None, typer.Option(help="Search strategy (default: the app's).")
+    ] = None,
+    options: Annotated[
+        str | None, typer.Option(help="Strategy options as JSON, e.g. '{\"width\": 3}'.")
+    ] = None,
+    model: Annotated[str | None, typer.Option(help="Model spec (default: embedded).")] = None,
+    budget_calls: Annotated[int, typer.Option(min=1, help="Cap on model calls.")] = 40,
+    budget_tokens: Annotated[int | None, typer.Option(min=1, help="Cap on tokens.")] = None,
+    seconds: Annotated[float | None, typer.Option(help="Wall-clock deadline.")] = None,
+    store: Annotated[str | None, typer.Option(help="Run store (default $GUARDSEARCH_DB).")] = None,
+    name: Annotated[str, typer.Option(help="A name for the run.")] = "",
+    locked: Annotated[
+        bool, typer.Option("--locked", help="Refuse unless the solver matches guardsearch.lock.")
+    ] = False,
+    quiet: Annotated[bool, typer.Option(help="No progress on stderr.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    executor: Executor = "local",
+    ray_address: RayAddress = None,
+    per_endpoint: PerEndpoint = None,
+) -> None:
+    """Start a durable run of an app on one problem; exits 0, 1, or 3 when paused."""
+    from guardsearch.cli.durable_solve import solve_durably
+
+    where = executor_or_fail(executor, ray_address, per_endpoint, as_json)
+    try:
+        chosen = strategy or get_app(app).strategy
+    except ConfigError as exc:
+        fail(str(exc), as_json=as_json)
+    solve_durably(
+        app=app,
+        problem=_json_object(problem, "PROBLEM", as_json),
+        strategy=chosen,
+        model=model,
+        budget={"calls": budget_calls, "tokens": budget_tokens, "seconds": seconds},
+        options=_json_object(options, "--options", as_json) if options else {},
+        store=store,
+        name=name,
+        locked=locked,
+        quiet=quiet,
+        as_json=as_json,
+        executor=where,
+    )

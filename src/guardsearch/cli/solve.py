@@ -16,6 +16,7 @@ import typer
 from typer.core import TyperCommand
 
 from guardsearch.cli.live_status import live_status
+from guardsearch.cli.options import AsJson, BudgetCalls, ModelSpec, Quiet, TraceFile
 from guardsearch.cli.output import err, exit_for, fail, out, print_json, progress_printer, traced
 from guardsearch.core.budget import Budget
 from guardsearch.core.errors import ConfigError, GuardsearchError
@@ -63,8 +64,8 @@ def solve(
         str | None,
         typer.Option(help=f"Search strategy: {' | '.join(STRATEGIES)} (default: the app's)."),
     ] = None,
-    model: Annotated[str | None, typer.Option(help="Model spec (default: embedded).")] = None,
-    budget_calls: Annotated[int, typer.Option(min=1, help="Cap on model calls.")] = 40,
+    model: ModelSpec = None,
+    budget_calls: BudgetCalls = 40,
     budget_tokens: Annotated[int | None, typer.Option(min=1, help="Cap on tokens.")] = None,
     seconds: Annotated[float | None, typer.Option(help="Wall-clock deadline.")] = None,
     value: Annotated[
@@ -96,9 +97,9 @@ def solve(
             "OpenAI-compatible), not with the embedded model, which runs one call at a time.",
         ),
     ] = None,
-    trace: Annotated[Path | None, typer.Option(help="Append the event trace (JSONL).")] = None,
-    quiet: Annotated[bool, typer.Option(help="No progress on stderr.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    trace: TraceFile = None,
+    quiet: Quiet = False,
+    as_json: AsJson = False,
     durable: Annotated[
         bool, typer.Option("--durable", help="Run as a durable run (resumable; see `runs`).")
     ] = False,
@@ -111,21 +112,9 @@ def solve(
     ] = False,
 ) -> None:
     """Solve one problem of an app: guardsearch solve game24 "4 5 6 10"."""
-    from guardsearch.apps.solve import problem_of, solution
-    from guardsearch.registry import get_app
+    from guardsearch.apps.solve import solution
 
-    try:
-        found = get_app(app)
-        parsed = problem_of(found, problem)
-        chosen = found.strategy if strategy is None else strategy
-        if chosen not in STRATEGIES:
-            from guardsearch.search.strategies.base import get_strategy
-
-            get_strategy(chosen)  # a strategy registered by a plugin, or a ConfigError
-        if value and "value" not in found.flags:
-            raise ConfigError(f"app {found.name!r} has no value evaluator (--value)")
-    except ConfigError as exc:
-        fail(str(exc), as_json=as_json)
+    found, parsed, chosen = _checked(app, problem, strategy, value, as_json)
     full = {**parsed, **{flag: value for flag in found.flags if flag == "value"}}
     given = {
         "width": width,
@@ -156,6 +145,29 @@ def solve(
         found.name, title, full, chosen, model, budget, options, trace, quiet, as_json
     )
     _report(found, result, solution(result, model=model_name, echo=parsed), quiet, as_json)
+
+
+def _checked(
+    app: str, problem: str, strategy: str | None, value: bool, as_json: bool
+) -> tuple[Any, dict[str, Any], str]:
+    """(the app, its problem object, the strategy), or a one-line error: an unknown app
+    or strategy, a problem the app cannot read, a flag the app does not take."""
+    from guardsearch.apps.solve import problem_of
+    from guardsearch.registry import get_app
+
+    try:
+        found = get_app(app)
+        parsed = problem_of(found, problem)
+        chosen = found.strategy if strategy is None else strategy
+        if chosen not in STRATEGIES:
+            from guardsearch.search.strategies.base import get_strategy
+
+            get_strategy(chosen)  # a strategy registered by a plugin, or a ConfigError
+        if value and "value" not in found.flags:
+            raise ConfigError(f"app {found.name!r} has no value evaluator (--value)")
+    except ConfigError as exc:
+        fail(str(exc), as_json=as_json)
+    return found, parsed, chosen
 
 
 def _run(
@@ -215,3 +227,6 @@ def _report(app: Any, result: Any, payload: dict[str, Any], quiet: bool, as_json
             f"{payload['seconds']:.1f}s, termination {payload['termination']}[/dim]"
         )
     raise typer.Exit(0 if payload["succeeded"] else 1)
+
+
+COMMAND_CLASS = NumbersArgument  # the class cli/__init__.py builds `solve` with

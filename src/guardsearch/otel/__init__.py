@@ -100,7 +100,8 @@ def enable(*, provider: Any = None, capture_content: bool | None = None) -> None
 
 
 def disable() -> None:
-    """Stop making spans for new Traces (those under way keep theirs); flush what is kept."""
+    """Stop making spans: spans still open end (as errors: `process exit`), no Trace
+    makes new ones, and what the provider holds is flushed."""
     global _tracing
     if _tracing is None:
         return

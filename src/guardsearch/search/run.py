@@ -118,15 +118,7 @@ async def search(
     strat = get_strategy(strategy)
     engine_options, strategy_options = split_options(strat, options)
     metered = _metered(model, budget, trace)
-    if resume is not None:
-        state = resume if isinstance(resume, SearchState) else SearchState.from_dict(resume)
-        if state.strategy != strat.name:
-            raise ConfigError(
-                f"cannot resume a {state.strategy!r} search with strategy {strat.name!r}"
-            )
-        state.termination = None
-    else:
-        state = new_state(space, strat.name)
+    state = _starting_state(space, strat.name, resume)
     if resume is not None and metered.budget.used == ZERO and state.usage != ZERO:
         # A fresh budget on resume covers the whole run: what was spent counts.
         metered.budget.used = state.usage
@@ -189,22 +181,35 @@ async def search(
         state.termination = termination
         sync_usage()
         await _call(on_expansion, state)
-        result = result_of(
-            state,
-            space,
-            run_id=run_id,
-            seconds=time.perf_counter() - started,
-            trace=engine.trace,
-        )
-        metered.trace.emit(
-            "run_end",
-            termination=termination,
-            succeeded=result.succeeded,
-            expansions=state.expansions,
-            nodes=len(state.tree),
-            used=state.usage.as_dict(),
-            steering=result.steering.as_dict(),
-        )
+        return _ended(engine, space, run_id, time.perf_counter() - started)
+
+
+def _starting_state(
+    space: SearchSpace, strategy: str, resume: SearchState | dict[str, Any] | None
+) -> SearchState:
+    """A fresh state, or the saved one to resume (of the same strategy)."""
+    if resume is None:
+        return new_state(space, strategy)
+    state = resume if isinstance(resume, SearchState) else SearchState.from_dict(resume)
+    if state.strategy != strategy:
+        raise ConfigError(f"cannot resume a {state.strategy!r} search with strategy {strategy!r}")
+    state.termination = None
+    return state
+
+
+def _ended(engine: Engine, space: SearchSpace, run_id: str, seconds: float) -> SearchResult:
+    """The result of a search that ended, and its `run_end` event."""
+    state = engine.state
+    result = result_of(state, space, run_id=run_id, seconds=seconds, trace=engine.trace)
+    engine.trace.emit(
+        "run_end",
+        termination=state.termination,
+        succeeded=result.succeeded,
+        expansions=state.expansions,
+        nodes=len(state.tree),
+        used=state.usage.as_dict(),
+        steering=result.steering.as_dict(),
+    )
     return result
 
 

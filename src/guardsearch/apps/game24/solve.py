@@ -80,6 +80,8 @@ def default_options(strategy: str) -> dict[str, Any]:
     most of a three-number state's steps), and a search whose open set empties goes
     back to the nodes with steps left instead of stopping with calls unspent.
     beam: `rmax` `BEAM_RMAX`, for the same reason (with 1 a beam ran dry at 6 calls).
+    docs/cookbook/game24.md ("The defaults, and the figure that chose each") names the
+    committed figure behind each, or says there is none.
     """
     if strategy == "dfs":
         return {"prefer_siblings": True}
