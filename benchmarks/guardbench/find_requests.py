@@ -150,6 +150,18 @@ def _century_name(n: int) -> str:
     return f"{n}{suffix} century"
 
 
+def _centuries(first: int, last: int) -> list[tuple[str, tuple[int, int]]]:
+    return [(_century_name(n), ((n - 1) * 100 + 1, n * 100)) for n in range(first, last + 1)]
+
+
+def _decades(first: int, last: int) -> list[tuple[str, tuple[int, int]]]:
+    return [(f"{y}s", (y, y + 9)) for y in range(first, last + 1, 10)]
+
+
+def _dated_in(span: tuple[int, int]) -> Callable[[Article], bool]:
+    return lambda a: (d := _date(a)) is not None and span[0] <= d <= span[1]
+
+
 def _shapes() -> Iterable[tuple[str, str, str, Callable[[Article], bool]]]:
     """(shape, request, item type, condition) for every candidate request."""
     by_title = articles()
@@ -201,31 +213,14 @@ def _shapes() -> Iterable[tuple[str, str, str, Callable[[Article], bool]]]:
                 kind,
                 lambda a, w=who: _says(_said(a), w),
             )
-    for role in ROLES:
-        for n in range(12, 21):
-            span = ((n - 1) * 100 + 1, n * 100)
-            yield (
-                "role_century",
-                f"{plural(role)} of the {_century_name(n)}",
-                role,
-                lambda a, s=span: (d := _date(a)) is not None and s[0] <= d <= s[1],
-            )
-    for kind in KINDS:
-        for start in range(1900, 2020, 10):
-            yield (
-                "kind_decade",
-                f"{plural(kind)} of the {start}s",
-                kind,
-                lambda a, s=start: (d := _date(a)) is not None and s <= d <= s + 9,
-            )
-        for n in range(15, 21):
-            span = ((n - 1) * 100 + 1, n * 100)
-            yield (
-                "kind_century",
-                f"{plural(kind)} of the {_century_name(n)}",
-                kind,
-                lambda a, s=span: (d := _date(a)) is not None and s[0] <= d <= s[1],
-            )
+    periods: list[tuple[str, str, Iterable[tuple[str, tuple[int, int]]]]] = [
+        *(("role_century", role, _centuries(12, 20)) for role in ROLES),
+        *(("kind_decade", kind, _decades(1900, 2010)) for kind in KINDS),
+        *(("kind_century", kind, _centuries(15, 20)) for kind in KINDS),
+    ]
+    for shape, kind, spans in periods:
+        for name, span in spans:
+            yield shape, f"{plural(kind)} of the {name}", kind, _dated_in(span)
     for kind in CLASSES:
         yield "bare_class", plural(kind), kind, lambda a: True
 
