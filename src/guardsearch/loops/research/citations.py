@@ -41,6 +41,13 @@ from guardsearch.core.context import Context
 from guardsearch.core.errors import ConfigError, StepFailed
 from guardsearch.core.source import Source
 from guardsearch.corpus.query import terms
+from guardsearch.loops.research.evidence import (
+    answer_kind,
+    bridges,
+    find_answer,
+    relation_in,
+    source_says,
+)
 from guardsearch.models.metered import Metered
 from guardsearch.prompts import PromptTemplate
 from guardsearch.prompts.untrusted import (
@@ -172,7 +179,9 @@ def lexical_support(claim: str, source: str) -> float:
             return 0.0
     words = [w for w in terms(claim_text) if not w.isdigit() and w not in _FRAME]
     if not words:
-        return 0.0  # a "claim" with no content ("[1].") is no claim a source can support
+        # A bare number ("1945") the source holds is content; a "claim" with neither
+        # words nor numbers ("[1].") is no claim a source can support.
+        return 1.0 if _NUMBER.search(claim_text) else 0.0
     vocabulary = {_stem(w) for w in terms(source)}
     found = sum(1 for w in words if _stem(w) in vocabulary)
     return found / len(words)
@@ -198,6 +207,22 @@ def question_terms(question: str) -> list[str]:
 def about_question(question: str, source: str) -> float:
     """Share of the question's words (`question_terms`) that occur in `source`."""
     return subject_coverage(question_terms(question), source)
+
+
+def answers_here(claim: str, question: str, source: str, *, bridge: bool = False) -> bool:
+    """Does `source` state `claim` (an answer fragment) as the answer to `question`?
+
+    A year or a number must sit in a clause with the question's relations (which of a
+    life's two years, which of a city's numbers): all of them in the subject's own
+    source, one in a bridge (the director's article says "born"; the film's said who
+    directed it). A name need only be there when the source never words the relation
+    (a description's "Song by X" says who recorded it without "recorded")."""
+    finding = find_answer(claim, question, source)
+    if finding is None:
+        return False
+    if answer_kind(question) in ("year", "number"):
+        return finding.related and (bridge or finding.complete)
+    return finding.related or not relation_in(question, source)
 
 
 def is_about(question: str, source: str, subject: Sequence[str] = ()) -> bool:
@@ -372,7 +397,9 @@ async def verify_citations(
     question asks (`RELEVANCE`). A model judge with a lexical gate votes after those
     checks pass; one without a gate decides alone.
     """
-    said = {i: source_text(s) for i, s in sources.items()}
+    said = {i: source_says(s) for i, s in sources.items()}
+    # Sources a subject source names (the second hop): about the question through it.
+    linked = bridges(question, sources) if question else {}
     # What a source states: its text without the instructions it may carry.
     texts = {i: without_instructions(t) for i, t in said.items()}
     commands = commands_in(said.values())
@@ -407,8 +434,13 @@ async def verify_citations(
                 # Pierluigi da Palestrina" for "Who composed Don Giovanni?" shares
                 # "Giovanni" with the question and "da" with "Lorenzo Da Ponte") ...
                 ok = lexical_support(beyond(claim, question), source) >= 0.5
-                # ... and the source must be about most of the question's subject.
-                ok = ok and subject_coverage(subject, source) > 0.5
+                # ... and the source must be about most of the question's subject, or be
+                # what a source about it names (the director of the film it asks about).
+                ok = ok and (subject_coverage(subject, source) > 0.5 or source_id in linked)
+            if ok and short and lexical:
+                # ... and it must state the fragment as the answer to *this* question:
+                # 1945 is Himmler's death year, not his birth year (evidence.py).
+                ok = answers_here(claim, question, source, bridge=source_id in linked)
             if ok and base is not judge:
                 ok = await judge.supports(claim, source, question if short else "")
             verdicts[key] = ok
@@ -445,7 +477,9 @@ async def verify_citations(
     off_topic: tuple[str, ...] = ()
     if lexical and question and question_terms(question):
         supporting = [i for i in existing if backed[i]]
-        if supporting and not any(is_about(question, texts[i], subject) for i in supporting):
+        if supporting and not any(
+            i in linked or is_about(question, texts[i], subject) for i in supporting
+        ):
             off_topic = tuple(supporting)
             backed = dict.fromkeys(backed, False)
     verified = tuple(i for i in existing if backed[i])
