@@ -61,6 +61,9 @@ def load(split: str, types: list[str] | None = None) -> list[dict[str, Any]]:
 
 
 def right(q: dict[str, Any], answer: str, status: str) -> bool:
+    """Whether the user got the right answer (an error gives them none)."""
+    if status.startswith("error"):
+        return False
     if q["type"] == "unanswerable":
         return status == "not_found"
     if status == "not_found":

@@ -45,7 +45,6 @@ from guardsearch.loops.research.evidence import (
     answer_kind,
     bridges,
     find_answer,
-    relation_in,
     source_says,
 )
 from guardsearch.models.metered import Metered
@@ -212,17 +211,17 @@ def about_question(question: str, source: str) -> float:
 def answers_here(claim: str, question: str, source: str, *, bridge: bool = False) -> bool:
     """Does `source` state `claim` (an answer fragment) as the answer to `question`?
 
-    A year or a number must sit in a clause with the question's relations (which of a
-    life's two years, which of a city's numbers): all of them in the subject's own
-    source, one in a bridge (the director's article says "born"; the film's said who
-    directed it). A name need only be there when the source never words the relation
-    (a description's "Song by X" says who recorded it without "recorded")."""
+    The fragment must sit in a clause with the question's relation (which of a life's
+    two years, which of a city's numbers, which of an article's names): a year or a
+    number with all of them in the subject's own source, one in a bridge (the
+    director's article says "born"; the film's said who directed it). A maker's "by"
+    ("Song by X") words the making relations (evidence.py)."""
     finding = find_answer(claim, question, source)
     if finding is None:
         return False
     if answer_kind(question) in ("year", "number"):
         return finding.related and (bridge or finding.complete)
-    return finding.related or not relation_in(question, source)
+    return finding.related
 
 
 def is_about(question: str, source: str, subject: Sequence[str] = ()) -> bool:
@@ -425,8 +424,11 @@ async def verify_citations(
             if echoes_instruction(plain(claim), said[source_id], question, commands):
                 ok = False  # it says what an instruction in a retrieved source told it to
             else:
-                # An answer fragment ("Georges Seurat") is judged as the question's answer.
-                ok = await base.supports(claim, source, question if short else "")
+                # An answer fragment ("Georges Seurat") is judged as the question's answer;
+                # a second hop's source need not hold the question's words (the director's
+                # article does not name the film), only the fragment (checked below).
+                hop = short and lexical and source_id in linked
+                ok = hop or await base.supports(claim, source, question if short else "")
             if ok and short and lexical:
                 # The fragment itself must be in the source ("Gustave Eiffel" is not in
                 # Las Meninas, however well the question matches it): what it adds to

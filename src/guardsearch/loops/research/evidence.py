@@ -116,7 +116,7 @@ _FAMILIES: tuple[frozenset[str], ...] = tuple(
         "die died dies death dead passed deceased killed executed",
         "found founded founder founding establish established establishment formed created set",
         "build built construct constructed construction completed erected",
-        "publish published publication release released came appeared wrote written",
+        "publish published publication release released came appeared",
         "premiere premiered premieres performed",
         "reign reigned ruled rule ruler king queen emperor empress pharaoh sultan tsar shah "
         "monarch",
@@ -134,6 +134,7 @@ _FAMILIES: tuple[frozenset[str], ...] = tuple(
         "discover discovered discoverer discovery",
         "invent invented inventor invention",
         "design designed designer architect",
+        "record recorded recording sang sing singer sung perform performed performer _by",
         "make made makes create created creator produce produced producer _by",
         "capital",
         "locate located lies situated",

@@ -63,6 +63,7 @@ from guardsearch.loops.research.evidence import (
     bridges,
     find_answer,
     named_entities,
+    source_says,
 )
 from guardsearch.loops.research.observability import phase_fields, phase_logger
 from guardsearch.loops.research.phases import (
@@ -96,6 +97,7 @@ from guardsearch.loops.research.state import (
 )
 from guardsearch.loops.research.subject import question_names
 from guardsearch.models.base import Model, estimate_prompt_tokens
+from guardsearch.prompts.untrusted import commands_in, echoes_instruction
 from guardsearch.steps.step import Step, run_step
 from guardsearch.tools.base import SearchProvider
 from guardsearch.tools.reformulate import broaden
@@ -722,6 +724,13 @@ class _Run:
         verdicts = [v for v in verdicts if v]
         task = self.state.task
         plain_answer = plain(draft.answer)
+        said = {i: source_says(source) for i, source in full.items()}
+        commands = commands_in(said.values())
+        if commands and any(
+            echoes_instruction(plain_answer, t, task, commands) for t in said.values()
+        ):
+            # It repeats what a retrieved source told the model to say: never delivered.
+            return self.not_found(verdicts, "the draft repeats an instruction found in a source")
         if not any(find_answer(plain_answer, task, source) for source in full.values()):
             # What the model said is in no retrieved source: a guess, not an answer.
             return self.not_found(verdicts, "no retrieved source states the model's answer", draft)
