@@ -45,7 +45,9 @@ def context() -> tuple[list[ResearchQuestion], dict[str, Any]]:
 
 def guard_sets(ctx: dict[str, Any]) -> dict[str, list[Case]]:
     return {
-        spec.name: with_splits(spec.build(ctx), SPLIT_SEED) for spec in GUARDS if not spec.cases_of
+        spec.name: spec.build(ctx) if spec.presplit else with_splits(spec.build(ctx), SPLIT_SEED)
+        for spec in GUARDS
+        if not spec.cases_of
     }
 
 

@@ -11,7 +11,10 @@ does not name `slow` (`-m "not model"`) leaves them out.
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -33,3 +36,12 @@ def real_models_only_when_marked(request: pytest.FixtureRequest) -> Iterator[Non
     allow_real_models(request.node.get_closest_marker("model") is not None)
     yield
     allow_real_models(False)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def sandbox_tools() -> None:
+    """The program strategy's sandbox runs under bubblewrap: install it (and libseccomp)
+    with the project's own script where this machine lacks it (docs/security.md)."""
+    if shutil.which("bwrap") is None:
+        script = Path(__file__).resolve().parents[1] / "scripts" / "sandbox.sh"
+        subprocess.run(["bash", str(script)], check=False)

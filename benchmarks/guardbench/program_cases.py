@@ -139,8 +139,7 @@ def _combine_list(terms: Sequence[str], zero: str) -> str:
         )
     if zero == "none":
         return (
-            f"def combine(a, b):\n"
-            f"    return [{body}, a / b if b else None, b / a if a else None]\n"
+            f"def combine(a, b):\n    return [{body}, a / b if b else None, b / a if a else None]\n"
         )
     if zero == "unguarded":
         return f"def combine(a, b):\n    return [{body}, a / b, b / a]\n"

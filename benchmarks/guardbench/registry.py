@@ -8,7 +8,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from guardbench import find_cases, game24_cases, plan_cases, program_cases, research_cases
+from guardbench import (
+    find_cases,
+    game24_cases,
+    plan_cases,
+    program_cases,
+    research_cases,
+    task_cases,
+)
 from guardbench.cases import Case
 
 Judge = Callable[[Case, Any], Awaitable[bool]]
@@ -27,6 +34,9 @@ class GuardSpec:
     # The set of another guard this one is measured on (model judges reuse a code
     # guard's cases), else its own.
     cases_of: str = ""
+    # The builder sets each case's split itself (by task, so a task's cases stay in
+    # the half its evaluation uses), instead of build_sets' split by label and shape.
+    presplit: bool = False
 
     @property
     def set_name(self) -> str:
@@ -203,6 +213,25 @@ GUARDS: tuple[GuardSpec, ...] = (
         what="the strategy's approach and order",
         build=lambda ctx: plan_cases.strategy_cases(),
         judge=_async(plan_cases.judge_step),
+    ),
+    GuardSpec(
+        name="plan-task",
+        truth="every hand-written constraint of the task addressed (a budget's costs within "
+        "it), no repeated step, no stated order broken (free_tasks.py)",
+        where="apps/plan/task_guards.py TaskPlanGuard, with the spec code reads from the task",
+        what="a plan for a free task",
+        build=lambda ctx: task_cases.task_plan_cases(),
+        judge=_async(task_cases.judge_plan),
+        presplit=True,
+    ),
+    GuardSpec(
+        name="plan-task-analysis",
+        truth="the class is the task's hand-written kind",
+        where="apps/plan/step_guards.py AnalysisGuard, with the spec code reads from the task",
+        what="a free task's analysis class",
+        build=lambda ctx: task_cases.analysis_cases(),
+        judge=_async(task_cases.judge_analysis),
+        presplit=True,
     ),
     GuardSpec(
         name="game24-step",

@@ -7,55 +7,19 @@ implementation and, for extending a layer, a few names of their own (e.g.
 """
 
 from importlib import import_module
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
 from guardsearch import registry
-from guardsearch.core.artifact import Artifact
-from guardsearch.core.budget import Budget, StepBudget, deadline, max_calls, max_cost, max_tokens
-from guardsearch.core.context import Context
-from guardsearch.core.errors import (
-    BudgetExceeded,
-    ConfigError,
-    GuardsearchError,
-    ModelError,
-    ParseError,
-    ReplayMiss,
-    RunError,
-    StepFailed,
-    StoreError,
-)
-from guardsearch.core.events import Event, Trace
-from guardsearch.core.guard_result import Check, GuardResult
-from guardsearch.core.messages import Completion, Message, ModelRequest
-from guardsearch.core.outcome import Outcome, StopReason
-from guardsearch.core.schedule import Schedule
-from guardsearch.core.source import Source
-from guardsearch.core.steering import Steering
-from guardsearch.core.usage import Usage
-from guardsearch.guards.base import FunctionGuard, Guard, guard
-from guardsearch.guards.composite import all_of, any_of, hard, majority, member, weighted
-from guardsearch.guards.diff import make_patch
-from guardsearch.guards.evaluator import Evaluator, RubricItem
-from guardsearch.guards.parse import parse_json
-from guardsearch.guards.regex import RegexGuard
-from guardsearch.guards.schema import SchemaGuard
-from guardsearch.models.base import Model, WrapperModel, allow_real_models
-from guardsearch.models.cache import CachedModel, CompletionCache, DictCache
-from guardsearch.models.metered import Metered
-from guardsearch.models.openai import OpenAIModel
-from guardsearch.models.replay import FileCache, ReplayModel
-from guardsearch.models.scripted import ScriptedModel
-from guardsearch.models.spec import model_from_spec
-from guardsearch.prompts import PromptTemplate
-from guardsearch.registry import App, AppSetup, register
-from guardsearch.search import SearchResult, SearchSpace, StepSpace
-from guardsearch.steps.step import Step, StepOutcome, attempt_step, run_step
-from guardsearch.sync import run_sync
-from guardsearch.tools.base import SearchProvider
+from guardsearch.otel import enable_from_env
+
+# OpenTelemetry traces when the environment names an OTLP endpoint (docs/observability.md);
+# otherwise nothing is imported for them.
+enable_from_env()
 
 if TYPE_CHECKING:
     from guardsearch._api import (
+        run_app,
+        run_app_sync,
         run_probe,
         run_probe_sync,
         run_research,
@@ -65,46 +29,317 @@ if TYPE_CHECKING:
         run_search,
         run_search_sync,
     )
-    from guardsearch.apps.probe import ProbeConfig, ProbeRun
-    from guardsearch.loops.inner_outer import AdaptiveResult
-    from guardsearch.loops.research import ResearchConfig, ResearchRun
-    from guardsearch.loops.review import ReviewConfig, ReviewRun, ReviewTask
+    from guardsearch.apps.probe import (
+        ProbeConfig,
+        ProbeRun,
+    )
+    from guardsearch.core.artifact import (
+        Artifact,
+    )
+    from guardsearch.core.budget import (
+        Budget,
+        StepBudget,
+        deadline,
+        max_calls,
+        max_cost,
+        max_tokens,
+    )
+    from guardsearch.core.context import (
+        Context,
+    )
+    from guardsearch.core.errors import (
+        BudgetExceeded,
+        ConfigError,
+        GuardsearchError,
+        ModelError,
+        ParseError,
+        ReplayMiss,
+        RunError,
+        StepFailed,
+        StoreError,
+    )
+    from guardsearch.core.events import (
+        Event,
+        Trace,
+    )
+    from guardsearch.core.guard_result import (
+        Check,
+        GuardResult,
+    )
+    from guardsearch.core.messages import (
+        Completion,
+        Message,
+        ModelRequest,
+    )
+    from guardsearch.core.outcome import (
+        Outcome,
+        StopReason,
+    )
+    from guardsearch.core.schedule import (
+        Schedule,
+    )
+    from guardsearch.core.source import (
+        Source,
+    )
+    from guardsearch.core.steering import (
+        Steering,
+    )
+    from guardsearch.core.usage import (
+        Usage,
+    )
+    from guardsearch.guards.base import (
+        FunctionGuard,
+        Guard,
+        guard,
+    )
+    from guardsearch.guards.composite import (
+        all_of,
+        any_of,
+        hard,
+        majority,
+        member,
+        weighted,
+    )
+    from guardsearch.guards.diff import (
+        make_patch,
+    )
+    from guardsearch.guards.evaluator import (
+        Evaluator,
+        RubricItem,
+    )
+    from guardsearch.guards.parse import (
+        parse_json,
+    )
+    from guardsearch.guards.regex import (
+        RegexGuard,
+    )
+    from guardsearch.guards.schema import (
+        SchemaGuard,
+    )
+    from guardsearch.loops.inner_outer import (
+        AdaptiveResult,
+    )
+    from guardsearch.loops.research import (
+        ResearchConfig,
+        ResearchRun,
+    )
+    from guardsearch.loops.review import (
+        ReviewConfig,
+        ReviewRun,
+        ReviewTask,
+    )
+    from guardsearch.models.base import (
+        Model,
+        WrapperModel,
+        allow_real_models,
+    )
+    from guardsearch.models.cache import (
+        CachedModel,
+        CompletionCache,
+        DictCache,
+    )
+    from guardsearch.models.metered import (
+        Metered,
+    )
+    from guardsearch.models.openai import (
+        OpenAIModel,
+    )
+    from guardsearch.models.replay import (
+        FileCache,
+        ReplayModel,
+    )
+    from guardsearch.models.scripted import (
+        ScriptedModel,
+    )
+    from guardsearch.models.spec import (
+        model_from_spec,
+    )
+    from guardsearch.prompts import (
+        PromptTemplate,
+    )
+    from guardsearch.registry import (
+        App,
+        AppSetup,
+        register,
+    )
+    from guardsearch.search import (
+        MoveSpace,
+        SearchResult,
+        SearchSpace,
+        StepSpace,
+    )
+    from guardsearch.steps.step import (
+        Step,
+        StepOutcome,
+        attempt_step,
+        run_step,
+        run_step_sync,
+    )
+    from guardsearch.tools.base import (
+        SearchProvider,
+    )
 
-# The loop families load on first use, so that `import guardsearch` (and the CLI) stays quick.
-_LAZY_MODULES = {
+# Every name loads on first use (PEP 562), so that `import guardsearch` and the CLI's
+# `--version` and `--help` stay quick (benchmarks/startup.py); the block above gives
+# type checkers the same names. tests/unit/test_public_api.py checks the two agree.
+_LAZY_MODULES: dict[str, tuple[str, ...]] = {
     "guardsearch._api": (
-        *("run_search", "run_research", "run_review", "run_probe"),
-        *("run_search_sync", "run_research_sync", "run_review_sync", "run_probe_sync"),
+        "run_app",
+        "run_app_sync",
+        "run_probe",
+        "run_probe_sync",
+        "run_research",
+        "run_research_sync",
+        "run_review",
+        "run_review_sync",
+        "run_search",
+        "run_search_sync",
     ),
-    "guardsearch.loops.research": ("ResearchConfig", "ResearchRun"),
-    "guardsearch.loops.review": ("ReviewConfig", "ReviewRun", "ReviewTask"),
+    "guardsearch.apps.probe": (
+        "ProbeConfig",
+        "ProbeRun",
+    ),
+    "guardsearch.core.artifact": ("Artifact",),
+    "guardsearch.core.budget": (
+        "Budget",
+        "deadline",
+        "max_calls",
+        "max_cost",
+        "max_tokens",
+        "StepBudget",
+    ),
+    "guardsearch.core.context": ("Context",),
+    "guardsearch.core.errors": (
+        "BudgetExceeded",
+        "ConfigError",
+        "GuardsearchError",
+        "ModelError",
+        "ParseError",
+        "ReplayMiss",
+        "RunError",
+        "StepFailed",
+        "StoreError",
+    ),
+    "guardsearch.core.events": (
+        "Event",
+        "Trace",
+    ),
+    "guardsearch.core.guard_result": (
+        "Check",
+        "GuardResult",
+    ),
+    "guardsearch.core.messages": (
+        "Completion",
+        "Message",
+        "ModelRequest",
+    ),
+    "guardsearch.core.outcome": (
+        "Outcome",
+        "StopReason",
+    ),
+    "guardsearch.core.schedule": ("Schedule",),
+    "guardsearch.core.source": ("Source",),
+    "guardsearch.core.steering": ("Steering",),
+    "guardsearch.core.usage": ("Usage",),
+    "guardsearch.guards.base": (
+        "FunctionGuard",
+        "Guard",
+        "guard",
+    ),
+    "guardsearch.guards.composite": (
+        "all_of",
+        "any_of",
+        "hard",
+        "majority",
+        "member",
+        "weighted",
+    ),
+    "guardsearch.guards.diff": ("make_patch",),
+    "guardsearch.guards.evaluator": (
+        "Evaluator",
+        "RubricItem",
+    ),
+    "guardsearch.guards.parse": ("parse_json",),
+    "guardsearch.guards.regex": ("RegexGuard",),
+    "guardsearch.guards.schema": ("SchemaGuard",),
     "guardsearch.loops.inner_outer": ("AdaptiveResult",),
-    "guardsearch.apps.probe": ("ProbeConfig", "ProbeRun"),
+    "guardsearch.loops.research": (
+        "ResearchConfig",
+        "ResearchRun",
+    ),
+    "guardsearch.loops.review": (
+        "ReviewConfig",
+        "ReviewRun",
+        "ReviewTask",
+    ),
+    "guardsearch.models.base": (
+        "allow_real_models",
+        "Model",
+        "WrapperModel",
+    ),
+    "guardsearch.models.cache": (
+        "CachedModel",
+        "CompletionCache",
+        "DictCache",
+    ),
+    "guardsearch.models.metered": ("Metered",),
+    "guardsearch.models.openai": ("OpenAIModel",),
+    "guardsearch.models.replay": (
+        "FileCache",
+        "ReplayModel",
+    ),
+    "guardsearch.models.scripted": ("ScriptedModel",),
+    "guardsearch.models.spec": ("model_from_spec",),
+    "guardsearch.prompts": ("PromptTemplate",),
+    "guardsearch.registry": (
+        "App",
+        "AppSetup",
+        "register",
+    ),
+    "guardsearch.search": (
+        "MoveSpace",
+        "SearchResult",
+        "SearchSpace",
+        "StepSpace",
+    ),
+    "guardsearch.steps.step": (
+        "attempt_step",
+        "run_step",
+        "run_step_sync",
+        "Step",
+        "StepOutcome",
+    ),
+    "guardsearch.tools.base": ("SearchProvider",),
 }
 _LAZY = {name: module for module, names in _LAZY_MODULES.items() for name in names}
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
+    if name == "__version__":
+        value: Any = _version()
+    elif name in _LAZY:
+        value = getattr(import_module(_LAZY[name]), name)
+    else:
         raise AttributeError(f"module 'guardsearch' has no attribute {name!r}")
-    value = getattr(import_module(_LAZY[name]), name)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+    return sorted({*globals(), *_LAZY, "__version__"})
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("guardsearch")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0.0.0+local"
 
 
 # The built-in apps register when first looked up (guardsearch.registry).
 registry.builtin_apps("guardsearch.apps")
-
-run_step_sync = run_sync(run_step)
-
-try:
-    __version__ = version("guardsearch")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree
-    __version__ = "0.0.0+local"
 
 # Grouped as docs/api.md lists them, not sorted.
 __all__ = [  # noqa: RUF022
@@ -117,6 +352,8 @@ __all__ = [  # noqa: RUF022
     "run_review_sync",
     "run_probe",
     "run_probe_sync",
+    "run_app",
+    "run_app_sync",
     # ... their outcomes and what configures them.
     "Outcome",
     "StopReason",
@@ -127,6 +364,7 @@ __all__ = [  # noqa: RUF022
     "ProbeRun",
     "SearchSpace",
     "StepSpace",
+    "MoveSpace",
     "ResearchConfig",
     "SearchProvider",
     "ReviewConfig",

@@ -7,6 +7,7 @@ and has a `_sync` twin. `model` is a `Model` or a spec string ("embedded",
     run_research(task, ...)           -> ResearchRun    plan -> search -> reflect -> answer
     run_review(request, ...)          -> ReviewRun      plan -> act -> review -> refine
     run_probe(topic, ...)             -> ProbeRun       a model planner around a probe policy
+    run_app(app, problem, ...)        -> SearchResult   a registered app by name (game24, ...)
 
 The loops default to the offline corpus for what they read (research's `providers`,
 review's `task`, probe's `index`); pass your own to read something else.
@@ -20,6 +21,7 @@ from typing import Any
 
 from guardsearch.apps.find import find
 from guardsearch.apps.probe import ProbeConfig, ProbeRun, probe
+from guardsearch.apps.solve import solve_app
 from guardsearch.core.budget import BudgetLike
 from guardsearch.core.events import Trace
 from guardsearch.corpus.index import CorpusIndex
@@ -30,6 +32,7 @@ from guardsearch.loops.review.config import DEFAULT_BUDGET_CALLS
 from guardsearch.models.base import Model
 from guardsearch.models.metered import Metered
 from guardsearch.models.spec import model_from_spec
+from guardsearch.registry import App
 from guardsearch.search import SearchResult, SearchSpace, search
 from guardsearch.sync import run_sync
 from guardsearch.tools.base import SearchProvider
@@ -157,12 +160,39 @@ async def run_probe(
     )
 
 
+async def run_app(
+    app: App | str,
+    problem: Mapping[str, Any],
+    *,
+    model: Model | Metered | str,
+    budget: BudgetLike = None,
+    trace: Trace | None = None,
+    config: Mapping[str, Any] | None = None,
+    strategy: str | None = None,
+) -> SearchResult:
+    """Solve `problem` (the app's problem object, e.g. `{"numbers": "4 5 6 10"}`) with
+    the registered app `app` (a name, an import path `pkg.module:APP`, or an `App`):
+    its space, its default strategy and the options it recommends, under `config`
+    (search options, as `run_search` takes them); see docs/api.md.
+
+    `budget` None is the app's default (40 calls). A ConfigError says the app is unknown
+    or cannot read the problem; a RunError that a solved answer failed the app's check.
+    """
+    backend = model if isinstance(model, Metered) else _model(model)
+    extra: dict[str, Any] = {} if budget is None else {"budget": budget}
+    return await solve_app(app, problem, strategy=strategy, model=backend, trace=trace,
+                           config=config, **extra)  # fmt: skip
+
+
 run_search_sync = run_sync(run_search)
 run_research_sync = run_sync(run_research)
 run_review_sync = run_sync(run_review)
 run_probe_sync = run_sync(run_probe)
+run_app_sync = run_sync(run_app)
 
 __all__ = [
+    "run_app",
+    "run_app_sync",
     "run_probe",
     "run_probe_sync",
     "run_research",

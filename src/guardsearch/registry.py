@@ -25,10 +25,12 @@ import importlib.util
 import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from guardsearch.core.errors import ConfigError
-from guardsearch.search.space import SearchSpace
+
+if TYPE_CHECKING:  # not at run time: `import guardsearch` stays quick (benchmarks/startup.py)
+    from guardsearch.search.space import SearchSpace
 
 
 @dataclass(kw_only=True)
@@ -53,6 +55,14 @@ class App:
     it. `served`: POST /solve may build it from a request's problem (so `build`
     must read no files or code a request names). `command`: the CLI command that
     solves one problem, for listings and help.
+
+    What `guardsearch solve NAME PROBLEM` needs from an app, so that a new app takes
+    no CLI code: `parse(text)` turns the problem as a person types it ("4 5 6 10")
+    into the problem object (None: PROBLEM must be a JSON object); `check(problem,
+    answer)` verifies a solved search's answer independently of the search (None or
+    "" = right, else why it is wrong; a wrong one fails the run loudly); `show(answer)`
+    is how the answer prints (default: as JSON); `flags` are the boolean problem keys
+    that the command's flags may set (game24: `value`, for `--value`).
     """
 
     name: str
@@ -63,6 +73,10 @@ class App:
     suite: Callable[[], object] | None = None
     served: bool = True
     command: str = ""
+    parse: Callable[[str], dict[str, Any]] | None = None
+    check: Callable[[dict[str, Any], Any], str | None] | None = None
+    show: Callable[[Any], str] | None = None
+    flags: tuple[str, ...] = ()
 
     def setup(self, problem: dict[str, Any], strategy: str) -> AppSetup:
         """The space (and default options) for `problem`, checked to be an AppSetup."""
@@ -73,6 +87,8 @@ class App:
                 f"app {self.name!r} could not build a space: {exc} "
                 "(a build function takes (problem, strategy) and returns an AppSetup)"
             ) from exc
+        except (KeyError, ValueError) as exc:  # a problem without a key, a bad number
+            raise ConfigError(f"app {self.name!r} cannot read the problem: {exc!r}") from exc
         if not isinstance(setup, AppSetup):
             raise ConfigError(
                 f"app {self.name!r} must return an AppSetup, got {type(setup).__name__}"

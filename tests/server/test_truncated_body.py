@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
 import time
 import urllib.request
 from collections.abc import Iterator
 
 import pytest
-import uvicorn
+from live_server import live_server
 
 from guardsearch import ScriptedModel
 from guardsearch.core.messages import ModelRequest
@@ -29,19 +28,8 @@ def server() -> Iterator[tuple[int, list[ModelRequest]]]:
         return "{}"
 
     app = create_app(model=ScriptedModel(answer), providers=[], api_key=[])
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not srv.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
-    yield port, calls
-    srv.should_exit = True
-    thread.join(timeout=20)
+    with live_server(app) as port:
+        yield port, calls
 
 
 def send_short(port: int, declared: int, sent: bytes) -> bytes:

@@ -151,3 +151,56 @@ def test_python_dash_m_runs_the_same_cli() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "solve" in done.stdout and "research" in done.stdout
+
+
+def test_solve_names_every_registered_strategy() -> None:
+    """`solve --help` lists the strategies without importing the search package."""
+    from guardsearch.cli.solve import STRATEGIES
+    from guardsearch.search import strategy_names
+
+    assert sorted(STRATEGIES) == strategy_names()
+
+
+def test_ask_against_an_unreachable_server_ends_with_one_error_line() -> None:
+    """README: errors read `error: ...` (ask printed `failed: ...`)."""
+    from typer.testing import CliRunner
+
+    from guardsearch import allow_real_models
+    from guardsearch.cli import app as cli
+
+    allow_real_models(True)  # a client of a closed local port: no model, no network
+    result = CliRunner().invoke(cli, ["ask", "hi", "--model", "openai:http://127.0.0.1:9/v1#m"])
+    assert result.exit_code == 1
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert lines[-1].startswith("error: ") and "127.0.0.1:9" in lines[-1]
+    assert not any(line.startswith("failed:") for line in lines)
+
+
+def test_the_root_help_lists_each_command_with_its_own_line() -> None:
+    """cli/__init__.py's COMMANDS (what `--help` shows without importing a command)
+    says what each command says of itself."""
+    from guardsearch.cli import COMMANDS, load_command
+
+    for name, (_, _, line) in COMMANDS.items():
+        command = load_command(name)
+        own = (command.help or "").strip().splitlines()[0]
+        assert own == line, name
+
+
+def test_version_and_help_import_no_command_module() -> None:
+    """What keeps start-up quick (benchmarks/startup.py): no command, search, model or
+    loop module is imported for `--version` or `--help`."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from guardsearch.cli import app; sys.argv = ['guardsearch', '{}'];\n"
+        "try:\n    app()\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith('guardsearch.') and "
+        "m.split('.')[1] in ('search', 'models', 'loops', 'apps', 'steps', 'guards', 'store')"
+        " or m.startswith('guardsearch.cli.') and m != 'guardsearch.cli.errors'))"
+    )
+    for flag in ("--version", "--help"):
+        run = [sys.executable, "-c", code.format(flag)]
+        done = subprocess.run(run, capture_output=True, text=True, check=True)
+        assert done.stdout.strip().splitlines()[-1] == "[]", (flag, done.stdout)

@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from guardsearch import ModelRequest, ScriptedModel
+from guardsearch.apps import solve as solve_module
 from guardsearch.apps.game24 import check_answer, default_options, parse_numbers
-from guardsearch.apps.game24 import solve as solve_module
 from guardsearch.apps.game24.solve import CONSENSUS_TEMPERATURE
 from guardsearch.cli import app
 from guardsearch.registry import build_app

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import guardsearch
-import guardsearch.apps.game24.solve as game24_solve
+import guardsearch.apps.solve as app_solve
 from guardsearch import ModelRequest, ScriptedModel
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,7 +43,7 @@ def test_every_cookbook_block_runs(monkeypatch: pytest.MonkeyPatch) -> None:
         return ScriptedModel(proposer)
 
     monkeypatch.setattr(guardsearch, "model_from_spec", scripted)
-    monkeypatch.setattr(game24_solve, "model_from_spec", scripted)
+    monkeypatch.setattr(app_solve, "model_from_spec", scripted)
     page = (ROOT / "docs" / "cookbook" / "game24.md").read_text(encoding="utf-8")
     blocks = FENCE.findall(page)
     assert len(blocks) >= 6

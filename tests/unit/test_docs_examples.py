@@ -39,7 +39,8 @@ def examples() -> list[Any]:
 
 def test_there_is_an_example_per_family_and_one_in_the_readme() -> None:
     codes = [p.values[0] for p in examples()]
-    for entry in ("run_search_sync", "run_research_sync", "run_review_sync", "run_probe_sync"):
+    entries = ("run_search_sync", "run_app_sync", "run_research_sync", "run_review_sync")
+    for entry in (*entries, "run_probe_sync", "run_step_sync"):
         assert any(entry in code for code in codes), entry
     assert any(p.id.startswith("README.md") for p in examples())
 

@@ -178,3 +178,16 @@ def test_a_missing_slice_names_the_extra_that_installs_it(
     monkeypatch.setattr(embedded, "find_part", lambda package, part_file: None)
     with pytest.raises(ConfigError, match=r"guardsearch\[embedded-1-5b\]"):
         embedded.embedded_model_path(info, directory=tmp_path)
+
+
+def test_the_first_assembly_says_on_stderr_what_it_is_doing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    info = _fake_model(tmp_path, monkeypatch)
+    embedded.embedded_model_path(info, directory=tmp_path)
+    said = capsys.readouterr()
+    assert said.out == ""  # stdout may be a command's JSON
+    assert "assembling the embedded model fake-model" in said.err
+    assert "assembled and verified in" in said.err
+    embedded.embedded_model_path(info, directory=tmp_path)  # the second start is silent
+    assert capsys.readouterr().err == ""

@@ -264,3 +264,56 @@ def test_the_class_check_sees_a_planted_duplicate(tmp_path: Path) -> None:
         {"a.py": "class Result:\n    pass\n", "b.py": "class Result:\n    class _Inner: ...\n"},
     )
     assert public_classes(src) == {"Result": ["guardsearch.a", "guardsearch.b"]}
+
+
+def module_cycles(src: Path) -> list[list[str]]:
+    """Every group of modules that import each other, directly or around a loop (lazy
+    imports included), as sorted lists: strongly connected parts of the import graph."""
+    found = modules(src)
+    graph: dict[str, set[str]] = defaultdict(set)
+    for name, (path, is_package) in found.items():
+        for dotted, _ in imports(name, path, is_package):
+            target = resolve(dotted, found)
+            if target is not None and target != name:
+                graph[name].add(target)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    groups: list[list[str]] = []
+
+    def visit(node: str) -> None:  # Tarjan's algorithm
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in graph.get(node, ()):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                top = stack.pop()
+                group.append(top)
+                if top == node:
+                    break
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for name in sorted(found):
+        if name not in index:
+            visit(name)
+    return groups
+
+
+# Cycles between files that landed beside this test and are still to be untangled by
+# their owners (the package __init__ and its submodules import each other). Only shrinks.
+KNOWN_MODULE_CYCLES = [["guardsearch.otel", "guardsearch.otel.setup", "guardsearch.otel.spans"]]
+
+
+def test_no_two_files_import_each_other() -> None:
+    """0 cycles between files, not only between packages (issue 31: game24's program,
+    space and solve; cli's apps, runs and durable_solve)."""
+    found = module_cycles(SRC)
+    assert [c for c in found if c not in KNOWN_MODULE_CYCLES] == []
+    assert [c for c in KNOWN_MODULE_CYCLES if c not in found] == [], "fixed: remove it"

@@ -12,7 +12,7 @@ import pytest
 import guardsearch
 from guardsearch import Outcome
 
-FAMILIES = ("search", "research", "review", "probe")
+FAMILIES = ("search", "app", "research", "review", "probe")
 SHAPE = ["model", "budget", "trace", "config"]
 
 
@@ -52,6 +52,34 @@ def test_importing_the_package_leaves_the_loop_families_unloaded() -> None:
         "import sys, guardsearch; "
         "print(sorted(m for m in sys.modules if m.startswith(('guardsearch.loops', "
         "'guardsearch.apps', 'guardsearch._api'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_the_lazy_table_and_the_typed_imports_name_the_same_things() -> None:
+    """`guardsearch/__init__.py` loads every name on first use (`_LAZY_MODULES`) and
+    imports them under TYPE_CHECKING for type checkers: the two lists agree."""
+    import ast
+    from pathlib import Path
+
+    source = Path(guardsearch.__file__).read_text(encoding="utf-8")
+    typed: dict[str, set[str]] = {}
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.If) and getattr(node.test, "id", "") == "TYPE_CHECKING":
+            for imp in node.body:
+                assert isinstance(imp, ast.ImportFrom) and imp.module
+                typed.setdefault(imp.module, set()).update(a.name for a in imp.names)
+    lazy = {module: set(names) for module, names in guardsearch._LAZY_MODULES.items()}
+    assert typed == lazy
+    assert set(guardsearch.__all__) - {"__version__"} <= set(guardsearch._LAZY)
+
+
+def test_importing_the_package_loads_no_search_model_or_loop() -> None:
+    code = (
+        "import sys, guardsearch; "
+        "print(sorted(m for m in sys.modules if m.startswith('guardsearch.') and "
+        "m.split('.')[1] in ('search', 'models', 'loops', 'apps', 'steps', 'guards')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -106,8 +106,8 @@ def ask(
         value = result["value"]
         out.print(value if isinstance(value, str) else _pretty(value))
         err.print(f"[dim]{result['attempts']} attempt(s), {used.describe()}[/dim]")
-    else:
-        err.print(f"[red]failed:[/red] {result.get('error')}", soft_wrap=True)
+    else:  # `error: ...` on one line, as every command ends a failure (README)
+        fail(str(result.get("error")), code)
     raise typer.Exit(code)
 
 

@@ -1,4 +1,8 @@
-"""`solve ... --durable`: start a packaged problem as a durable run and report it."""
+"""`solve ... --durable` and `runs start`: a problem as a durable run, and its report.
+
+Also what every `runs` command shares: the store opened (or a one-line error) and a
+finished run printed with its exit code.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +10,46 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import typer
+
 from guardsearch.cli.live_status import live_status
-from guardsearch.cli.output import err, exit_for, fail, progress_printer
-from guardsearch.cli.runs import open_or_fail, report
+from guardsearch.cli.output import err, exit_for, fail, out, print_json, progress_printer
 from guardsearch.core.errors import GuardsearchError
 from guardsearch.core.events import Trace
 from guardsearch.models.spec import default_spec
+from guardsearch.store.base import RunRecord, RunStore
+from guardsearch.viewer.export import record_json
 
 LOCK_FILE = Path("guardsearch.lock")
+EXIT_PAUSED = 3
+
+
+def open_or_fail(url: str | None, as_json: bool = False, *, read_only: bool = False) -> RunStore:
+    """The run store, or a one-line error; `read_only` for commands that only read
+    (they never wait for the write lock)."""
+    from guardsearch.store.open import open_store
+
+    try:
+        return open_store(url, read_only=read_only)
+    except GuardsearchError as exc:
+        fail(str(exc), exit_for(exc), as_json=as_json)
+
+
+def report(record: RunRecord, *, as_json: bool, quiet: bool) -> None:
+    """Print a finished (or paused) run and exit with its code: 0, 1, or 3 when paused."""
+    if as_json:
+        print_json(record_json(record, full=True))
+    elif record.status == "paused":
+        out.print(f"paused: {record.question}")
+        err.print(f"resume with: guardsearch runs resume {record.id} --input TEXT")
+    elif record.result is not None and record.result.get("succeeded"):
+        out.print(str(record.result.get("answer")))
+    else:
+        err.print(f"[red]run {record.status}:[/red] {record.termination or record.error}")
+    if not quiet and not as_json:
+        err.print(f"[dim]run {record.id}: {record.status}, {record.calls} calls[/dim]")
+    code = {"succeeded": 0, "paused": EXIT_PAUSED}.get(record.status, 1)
+    raise typer.Exit(code)
 
 
 def solve_durably(

@@ -7,8 +7,9 @@ from typing import Annotated
 
 import typer
 
+from guardsearch.cli.durable_solve import open_or_fail
 from guardsearch.cli.output import fail, out, print_json
-from guardsearch.cli.runs import StoreOption, get_or_fail, open_or_fail
+from guardsearch.cli.runs import StoreOption, get_or_fail
 
 
 def lock(

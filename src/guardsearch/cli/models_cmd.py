@@ -101,6 +101,11 @@ def models(
     if as_json:
         print_json(info)
         return
+    _show(info)
+
+
+def _show(info: dict[str, Any]) -> None:
+    """`guardsearch models` without --json: the default, each embedded model, the backends."""
     out.print(f"default model: {info['default']}")
     out.print(f"llama-cpp-python: {info['llama_cpp_python'] or 'not installed'}")
     for emb in info["embedded_models"]:

@@ -1,6 +1,6 @@
 """`guardsearch runs list|show|export|view|resume|cancel`: durable runs from the command line.
 
-`runs start` (guardsearch.cli.apps) starts one.
+`runs start APP PROBLEM` starts one of any registered app (guardsearch/registry.py).
 """
 
 from __future__ import annotations
@@ -13,18 +13,18 @@ from typing import Annotated, Any, cast
 
 import typer
 
+from guardsearch.cli.durable_solve import open_or_fail, report
 from guardsearch.cli.live_status import live_status
 from guardsearch.cli.output import err, exit_for, fail, out, print_json, progress_printer
-from guardsearch.core.errors import GuardsearchError
+from guardsearch.core.errors import ConfigError, GuardsearchError
 from guardsearch.core.events import Trace
+from guardsearch.registry import get_app
 from guardsearch.store.base import STATUSES, RunRecord, RunStore
 from guardsearch.viewer.export import iso, record_json
 
 runs_app = typer.Typer(
     help="Durable runs: start, list, show, export, view, resume, cancel.", no_args_is_help=True
 )
-
-EXIT_PAUSED = 3
 
 StoreOption = Annotated[
     str | None,
@@ -33,17 +33,6 @@ StoreOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
-
-
-def open_or_fail(url: str | None, as_json: bool = False, *, read_only: bool = False) -> RunStore:
-    """The run store, or a one-line error; `read_only` for commands that only read
-    (they never wait for the write lock)."""
-    from guardsearch.store.open import open_store
-
-    try:
-        return open_store(url, read_only=read_only)
-    except GuardsearchError as exc:
-        fail(str(exc), exit_for(exc), as_json=as_json)
 
 
 def get_or_fail(store: RunStore, run_id: str, as_json: bool = False) -> RunRecord:
@@ -242,23 +231,6 @@ def resume(
     report(record, as_json=as_json, quiet=quiet)
 
 
-def report(record: RunRecord, *, as_json: bool, quiet: bool) -> None:
-    """Print a finished (or paused) run and exit with its code: 0, 1, or 3 when paused."""
-    if as_json:
-        print_json(record_json(record, full=True))
-    elif record.status == "paused":
-        out.print(f"paused: {record.question}")
-        err.print(f"resume with: guardsearch runs resume {record.id} --input TEXT")
-    elif record.result is not None and record.result.get("succeeded"):
-        out.print(str(record.result.get("answer")))
-    else:
-        err.print(f"[red]run {record.status}:[/red] {record.termination or record.error}")
-    if not quiet and not as_json:
-        err.print(f"[dim]run {record.id}: {record.status}, {record.calls} calls[/dim]")
-    code = {"succeeded": 0, "paused": EXIT_PAUSED}.get(record.status, 1)
-    raise typer.Exit(code)
-
-
 @runs_app.command()
 def cancel(
     run_id: Annotated[str, typer.Argument(help="The run id.")],
@@ -279,3 +251,61 @@ def cancel(
         out.print(
             f"{record.id} cancel requested: process {record.owner} stops it at its next checkpoint"
         )
+
+
+def _json_object(text: str, what: str, as_json: bool) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        fail(f"{what} must be a JSON object: {exc}", as_json=as_json)
+    if not isinstance(value, dict):
+        fail(f"{what} must be a JSON object, got {text!r}", as_json=as_json)
+    return value
+
+
+@runs_app.command()
+def start(
+    app: Annotated[
+        str, typer.Argument(help="A registered app (guardsearch apps) or pkg.module:build.")
+    ],
+    problem: Annotated[
+        str, typer.Argument(help='The problem as JSON, e.g. \'{"numbers": "4 5 6 10"}\'.')
+    ],
+    strategy: Annotated[
+        str | None, typer.Option(help="Search strategy (default: the app's).")
+    ] = None,
+    options: Annotated[
+        str | None, typer.Option(help="Strategy options as JSON, e.g. '{\"width\": 3}'.")
+    ] = None,
+    model: Annotated[str | None, typer.Option(help="Model spec (default: embedded).")] = None,
+    budget_calls: Annotated[int, typer.Option(min=1, help="Cap on model calls.")] = 40,
+    budget_tokens: Annotated[int | None, typer.Option(min=1, help="Cap on tokens.")] = None,
+    seconds: Annotated[float | None, typer.Option(help="Wall-clock deadline.")] = None,
+    store: Annotated[str | None, typer.Option(help="Run store (default $GUARDSEARCH_DB).")] = None,
+    name: Annotated[str, typer.Option(help="A name for the run.")] = "",
+    locked: Annotated[
+        bool, typer.Option("--locked", help="Refuse unless the solver matches guardsearch.lock.")
+    ] = False,
+    quiet: Annotated[bool, typer.Option(help="No progress on stderr.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Start a durable run of an app on one problem; exits 0, 1, or 3 when paused."""
+    from guardsearch.cli.durable_solve import solve_durably
+
+    try:
+        chosen = strategy or get_app(app).strategy
+    except ConfigError as exc:
+        fail(str(exc), as_json=as_json)
+    solve_durably(
+        app=app,
+        problem=_json_object(problem, "PROBLEM", as_json),
+        strategy=chosen,
+        model=model,
+        budget={"calls": budget_calls, "tokens": budget_tokens, "seconds": seconds},
+        options=_json_object(options, "--options", as_json) if options else {},
+        store=store,
+        name=name,
+        locked=locked,
+        quiet=quiet,
+        as_json=as_json,
+    )

@@ -46,6 +46,14 @@ def serve(
             "(default $GUARDSEARCH_DB).",
         ),
     ] = None,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowed-host",
+            help="Answer requests for this Host name too (repeatable; default: the loopback "
+            "names and --host; also $GUARDSEARCH_ALLOWED_HOSTS; '*' turns the check off).",
+        ),
+    ] = None,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
 ) -> None:
     """Serve POST /run, /run-simple, /search, GET /runs/{id}, /metrics, /healthz, /docs,
@@ -53,6 +61,7 @@ def serve(
     import uvicorn
 
     from guardsearch.server import create_app
+    from guardsearch.server.hosts import JsonErrorsH11Protocol, default_hosts
     from guardsearch.store.open import default_store_url
 
     if log_level not in LOG_LEVELS:
@@ -72,6 +81,7 @@ def serve(
             api_key_file=api_key_file,
             max_concurrent_runs=max_concurrent_runs,
             run_store=store or default_store_url(),
+            allowed_hosts=default_hosts(host, allowed_host or []),
         )
     except ConfigError as exc:
         fail(str(exc))
@@ -79,4 +89,8 @@ def serve(
     typer.echo(f"run viewer: http://{shown}:{port}/ui", err=True)
     # An open viewer tab holds an event stream: on Ctrl+C wait for it a few seconds, not
     # until the tab is closed.
-    uvicorn.run(app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=5)
+    if not app.state.keyed and host not in ("127.0.0.1", "::1", "localhost"):
+        typer.echo(f"warning: no API key, and {host} is not loopback: whoever reaches it "
+                   "is this server's one user (docs/security.md)", err=True)  # fmt: skip
+    uvicorn.run(app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=5,
+                http=JsonErrorsH11Protocol)  # fmt: skip

@@ -1,4 +1,9 @@
-"""`guardsearch solve PROBLEM ...`: packaged search problems from the command line."""
+"""`guardsearch solve APP PROBLEM`: one problem of any registered app, from the command line.
+
+The app supplies what is its own (guardsearch/registry.py: the problem parser, the
+space, the answer check, how the answer prints); this command is the same for every
+app, so a new app needs no CLI code (`guardsearch apps` lists them).
+"""
 
 from __future__ import annotations
 
@@ -11,14 +16,14 @@ import typer
 from typer.core import TyperCommand
 
 from guardsearch.cli.live_status import live_status
+from guardsearch.cli.options import AsJson, BudgetCalls, ModelSpec, Quiet, TraceFile
 from guardsearch.cli.output import err, exit_for, fail, out, print_json, progress_printer, traced
 from guardsearch.core.budget import Budget
-from guardsearch.core.errors import GuardsearchError
-from guardsearch.search import strategy_names
+from guardsearch.core.errors import ConfigError, GuardsearchError
 
-solve_app = typer.Typer(
-    help="Solve a packaged search problem with any strategy.", no_args_is_help=True
-)
+# The strategies, named here so that `--help` needs no import of the search package
+# (tests/unit/test_cli.py checks the list against the registry).
+STRATEGIES = ("astar", "beam", "best_first", "bfs", "consensus", "dfs", "program", "refine")
 
 # A puzzle that starts with a negative number ("-1 2 3 4") looks like an option.
 _NEGATIVE_NUMBERS = re.compile(r"-[0-9.][0-9.,/eE+\s-]*")
@@ -49,18 +54,25 @@ class NumbersArgument(TyperCommand):
         return super().parse_args(ctx, args)
 
 
-@solve_app.command("game24", cls=NumbersArgument)
-def game24(
-    numbers: Annotated[str, typer.Argument(help='The puzzle, e.g. "4 5 6 10".')],
+def solve(
+    app: Annotated[str, typer.Argument(help="A registered app (guardsearch apps), e.g. game24.")],
+    problem: Annotated[
+        str,
+        typer.Argument(help='The problem: the app\'s own form ("4 5 6 10") or a JSON object.'),
+    ],
     strategy: Annotated[
-        str, typer.Option(help=f"Search strategy: {' | '.join(strategy_names())}.")
-    ] = "astar",
-    model: Annotated[str | None, typer.Option(help="Model spec (default: embedded).")] = None,
-    budget_calls: Annotated[int, typer.Option(min=1, help="Cap on model calls.")] = 40,
+        str | None,
+        typer.Option(help=f"Search strategy: {' | '.join(STRATEGIES)} (default: the app's)."),
+    ] = None,
+    model: ModelSpec = None,
+    budget_calls: BudgetCalls = 40,
     budget_tokens: Annotated[int | None, typer.Option(min=1, help="Cap on tokens.")] = None,
     seconds: Annotated[float | None, typer.Option(help="Wall-clock deadline.")] = None,
     value: Annotated[
-        bool, typer.Option(help="Add the LLM value evaluator (sure/likely/impossible) to h.")
+        bool,
+        typer.Option(
+            help="Add the app's LLM value evaluator to h (game24: sure/likely/impossible)."
+        ),
     ] = False,
     width: Annotated[int | None, typer.Option(min=1, help="Beam width (beam/bfs/astar).")] = None,
     temperature: Annotated[
@@ -85,9 +97,9 @@ def game24(
             "OpenAI-compatible), not with the embedded model, which runs one call at a time.",
         ),
     ] = None,
-    trace: Annotated[Path | None, typer.Option(help="Append the event trace (JSONL).")] = None,
-    quiet: Annotated[bool, typer.Option(help="No progress on stderr.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    trace: TraceFile = None,
+    quiet: Quiet = False,
+    as_json: AsJson = False,
     durable: Annotated[
         bool, typer.Option("--durable", help="Run as a durable run (resumable; see `runs`).")
     ] = False,
@@ -99,14 +111,11 @@ def game24(
         bool, typer.Option("--locked", help="Refuse unless the solver matches guardsearch.lock.")
     ] = False,
 ) -> None:
-    """Game of 24: combine the numbers with + - * / to reach 24, each used once."""
-    from guardsearch.apps.game24 import solve_game24
+    """Solve one problem of an app: guardsearch solve game24 "4 5 6 10"."""
+    from guardsearch.apps.solve import solution
 
-    if strategy not in strategy_names():
-        fail(
-            f"unknown strategy {strategy!r}; choose one of {', '.join(strategy_names())}",
-            as_json=as_json,
-        )
+    found, parsed, chosen = _checked(app, problem, strategy, value, as_json)
+    full = {**parsed, **{flag: value for flag in found.flags if flag == "value"}}
     given = {
         "width": width,
         "temperature": temperature,
@@ -114,15 +123,16 @@ def game24(
         "concurrency": concurrency,
     }
     options: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
+    budget = {"calls": budget_calls, "tokens": budget_tokens, "seconds": seconds}
     if durable or locked:
         from guardsearch.cli.durable_solve import solve_durably
 
         solve_durably(
-            app="game24",
-            problem={"numbers": numbers, "value": value},
-            strategy=strategy,
+            app=found.name,
+            problem=full,
+            strategy=chosen,
             model=model,
-            budget={"calls": budget_calls, "tokens": budget_tokens, "seconds": seconds},
+            budget=budget,
             options=options,
             store=store,
             name=name,
@@ -130,35 +140,93 @@ def game24(
             quiet=quiet,
             as_json=as_json,
         )
-    title = f"solve game24 {numbers} · {strategy}"
+    title = f"solve {found.name} {problem} · {chosen}"
+    result, model_name = _run(
+        found.name, title, full, chosen, model, budget, options, trace, quiet, as_json
+    )
+    _report(found, result, solution(result, model=model_name, echo=parsed), quiet, as_json)
+
+
+def _checked(
+    app: str, problem: str, strategy: str | None, value: bool, as_json: bool
+) -> tuple[Any, dict[str, Any], str]:
+    """(the app, its problem object, the strategy), or a one-line error: an unknown app
+    or strategy, a problem the app cannot read, a flag the app does not take."""
+    from guardsearch.apps.solve import problem_of
+    from guardsearch.registry import get_app
+
+    try:
+        found = get_app(app)
+        parsed = problem_of(found, problem)
+        chosen = found.strategy if strategy is None else strategy
+        if chosen not in STRATEGIES:
+            from guardsearch.search.strategies.base import get_strategy
+
+            get_strategy(chosen)  # a strategy registered by a plugin, or a ConfigError
+        if value and "value" not in found.flags:
+            raise ConfigError(f"app {found.name!r} has no value evaluator (--value)")
+    except ConfigError as exc:
+        fail(str(exc), as_json=as_json)
+    return found, parsed, chosen
+
+
+def _run(
+    app: str,
+    title: str,
+    problem: dict[str, Any],
+    strategy: str,
+    model: str | None,
+    budget: dict[str, Any],
+    options: dict[str, Any],
+    trace: Path | None,
+    quiet: bool,
+    as_json: bool,
+) -> tuple[Any, str]:
+    """The solve in this process under a live status: the SearchResult, the model's name."""
+    from guardsearch.apps import solve as solving
+
     with traced(progress_printer(quiet), trace) as events:
         try:
-            budget = Budget.of(calls=budget_calls, tokens=budget_tokens, seconds=seconds)
-            with live_status(events, title, budget=budget, quiet=quiet, as_json=as_json):
+            limits = Budget.of(**budget)
+            the_model = solving.load_model(model)
+            with live_status(events, title, budget=limits, quiet=quiet, as_json=as_json):
                 result = asyncio.run(
-                    solve_game24(
-                        numbers,
+                    solving.solve_app(
+                        app,
+                        problem,
                         strategy=strategy,
-                        model=model,
-                        budget=budget,
-                        value=value,
+                        model=the_model,
+                        budget=limits,
                         trace=events,
                         **options,
                     )
                 )
         except GuardsearchError as exc:
             fail(str(exc), exit_for(exc), as_json=as_json)
+    return result, the_model.name
+
+
+def _report(app: Any, result: Any, payload: dict[str, Any], quiet: bool, as_json: bool) -> None:
+    """Print a solve (one JSON object, or the answer on stdout and the path on stderr);
+    exit 0 when solved, 1 when not (with what pruned the candidates)."""
+    from guardsearch.apps.solve import shown
+
     if as_json:
-        print_json(result)
-    elif result["succeeded"]:
-        out.print(f"{result['answer']} = 24")
-        for line in result["path"]:
-            err.print(f"[dim]  {line}[/dim]")
+        print_json(payload)
+    elif payload["succeeded"]:
+        out.print(shown(app, payload["answer"]), markup=False)
+        for line in payload["path"]:
+            err.print(f"  {line}", style="dim", markup=False)
     else:
-        err.print(f"[red]not solved:[/red] {result['termination']}")
+        err.print(f"[red]not solved:[/red] {payload['termination']}")
+        for guard, what in result.pruned.items():
+            err.print(f"  pruned by {guard}: {len(what)}, e.g. {what[0]}", markup=False)
     if not quiet:
         err.print(
-            f"[dim]{result['strategy']}: {result['calls']} calls, {result['tokens']} tokens, "
-            f"{result['seconds']:.1f}s, termination {result['termination']}[/dim]"
+            f"[dim]{payload['strategy']}: {payload['calls']} calls, {payload['tokens']} tokens, "
+            f"{payload['seconds']:.1f}s, termination {payload['termination']}[/dim]"
         )
-    raise typer.Exit(0 if result["succeeded"] else 1)
+    raise typer.Exit(0 if payload["succeeded"] else 1)
+
+
+COMMAND_CLASS = NumbersArgument  # the class cli/__init__.py builds `solve` with

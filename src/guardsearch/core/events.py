@@ -3,6 +3,11 @@
 Every model call, guard verdict, retry, budget movement, expansion and loop phase
 is an Event. Metrics, the viewer, replay and tuning read events; nothing else needs
 special hooks.
+
+A process-wide observer (`watch_traces`) is handed every Trace made after it was
+registered, so it can subscribe to runs it never saw created (the OpenTelemetry
+view, guardsearch/otel/, does this); a subscriber may emit an event of its own,
+which every subscriber receives after the event it reacts to, in `seq` order.
 """
 
 from __future__ import annotations
@@ -57,15 +62,40 @@ class Event:
 
 
 Subscriber = Callable[[Event], None]
+TraceObserver = Callable[["Trace"], None]
+
+# Called with every new Trace (`watch_traces`); empty unless something registered.
+_observers: list[TraceObserver] = []
+
+
+def watch_traces(observer: TraceObserver) -> Callable[[], None]:
+    """Call `observer(trace)` for every Trace made from now on; returns the undo."""
+    _observers.append(observer)
+
+    def unwatch() -> None:
+        if observer in _observers:
+            _observers.remove(observer)
+
+    return unwatch
 
 
 class Trace:
-    """An append-only list of events with subscribers (callbacks, sinks)."""
+    """An append-only list of events with subscribers (callbacks, sinks).
+
+    `record_content`: model calls put their prompt and completion text in their
+    events (off by default: prompts are large and may be private; an observer that
+    the user asked to capture content turns it on).
+    """
 
     def __init__(self, clock: Callable[[], float] = time.time) -> None:
         self._events: list[Event] = []
         self._subscribers: list[Subscriber] = []
         self._clock = clock
+        self._delivering = False
+        self._later: list[Event] = []  # events emitted while one was being delivered
+        self.record_content = False
+        for observer in tuple(_observers):
+            observer(self)
 
     def subscribe(self, subscriber: Subscriber) -> None:
         self._subscribers.append(subscriber)
@@ -75,8 +105,20 @@ class Trace:
             seq=len(self._events), kind=kind, at=self._clock(), step=step, node=node, data=data
         )
         self._events.append(event)
-        for subscriber in self._subscribers:
-            subscriber(event)
+        if self._delivering:  # a subscriber emitted: delivered after the one it reacts to
+            self._later.append(event)
+            return event
+        self._delivering = True
+        try:
+            for subscriber in self._subscribers:
+                subscriber(event)
+            while self._later:
+                later = self._later.pop(0)
+                for subscriber in self._subscribers:
+                    subscriber(later)
+        finally:
+            self._delivering = False
+            self._later.clear()
         return event
 
     @property

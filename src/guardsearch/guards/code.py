@@ -9,7 +9,8 @@ beyond `ALLOWED_IMPORTS`, touch a dunder attribute or a frame (`FRAME_ATTRIBUTES
 reach past an allowed module (its private names, or a module it imported that is not
 allowed: `fractions.sys`), or name `open`, `exec`, `eval`, `__import__`, operator's
 `attrgetter`/`methodcaller` and the other ways out (`FORBIDDEN_NAMES`, as a name, an
-attribute or an imported name). Both raise or return
+attribute or an imported name), also where a `match` class pattern or a format string
+reads an attribute by its name. Both raise or return
 feedback the model can act on; neither runs any of the code (guards/sandbox.py does).
 """
 
@@ -200,4 +201,28 @@ def allowlist_problems(source: str, allowed: frozenset[str] = ALLOWED_IMPORTS) -
             problems.append(f"{where}: {node.id!r} is not allowed (no I/O, no dynamic code)")
         elif isinstance(node, ast.Global | ast.Nonlocal):
             problems.append(f"{where}: global/nonlocal state is not allowed")
+        elif isinstance(node, ast.MatchClass):
+            problems += [f"{where}: {why}" for a in node.kwd_attrs if (why := _attribute(a))]
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and _FORMAT_REACH.search(node.value)
+        ):
+            problems.append(
+                f"{where}: a format string may not read a private attribute ({{x._name}})"
+            )
     return problems
+
+
+# A format field that reads a private or dunder attribute: `'{0.__globals__}'.format(f)`.
+_FORMAT_REACH = re.compile(r"\{[^{}]*\._")
+
+
+def _attribute(name: str) -> str | None:
+    """Why a class pattern may not read attribute `name` (`case object(__globals__=g)`
+    reads it by a string, past the checks of `ast.Attribute`), or None."""
+    if name.startswith("_"):
+        return f"a class pattern may not read {name!r} (no dunder or private attributes)"
+    if name in FORBIDDEN_NAMES or name in FRAME_ATTRIBUTES:
+        return f"a class pattern may not read {name!r} (no frames, no dynamic code)"
+    return None

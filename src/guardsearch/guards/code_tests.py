@@ -166,6 +166,8 @@ def case_failure(case: Case, outcome: CallOutcome) -> tuple[str, str] | None:
         return "hang", f"{call} did not finish: {outcome.error}; expected {case.expected}"
     if outcome.kind == "crash":
         return "crash", f"{call} crashed the process: {outcome.error}; expected {case.expected}"
+    if outcome.kind == "bad_output":
+        return "bad_output", f"{call} gave output the sandbox cannot read: {outcome.error}"
     if outcome.kind == "exception":
         hint = TUPLE_HINT if _changes_a_tuple(outcome.error or "") else ""
         return "exception", f"{call} raised {outcome.error}{hint}; expected {case.expected}"

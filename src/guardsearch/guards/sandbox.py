@@ -1,15 +1,17 @@
 """Run model-written functions in a separate, confined process (never in ours).
 
-A `Sandbox` is one child process (guards/sandbox_runner.py, started with `python -I
--S`, an empty environment and a fresh temporary working directory) that loads one
-module and then answers calls in batches: a whole test suite, or a whole level of a
-search, costs one round trip, not one process per input. The child drops root, caps
-its CPU time (`RLIMIT_CPU`), address space (`RLIMIT_AS`), processes (`RLIMIT_NPROC`)
-and file writes (`RLIMIT_FSIZE`), and where the kernel allows it runs in a network
-namespace of its own (no network); this side enforces a wall-clock deadline per batch
-and kills the child when it passes. Each call's `CallOutcome` says which of four things
+A `Sandbox` is one child process (guards/sandbox_runner.py) that loads one module and
+then answers calls in batches: a whole test suite, or a whole level of a search, costs
+one round trip, not one process per input. The operating system confines the child
+(guards/isolation.py: bubblewrap namespaces, a read-only root of its own, no network, a
+seccomp filter; or, where the user opted in, process limits only); the child caps its
+CPU time (`RLIMIT_CPU`), address space (`RLIMIT_AS`), processes (`RLIMIT_NPROC`) and
+file writes (`RLIMIT_FSIZE`); this side enforces a wall-clock deadline per batch and
+kills the child when it passes. Each call's `CallOutcome` says which of five things
 happened: `ok` (a value), `exception` (the function raised), `hang` (CPU or wall-clock
-limit: the process was killed), `crash` (the process died another way).
+limit: the process was killed), `crash` (the process died another way), `bad_output`
+(the reply broke the protocol, e.g. `{"$q": [1, 0]}`: read defensively, never an
+exception on this side).
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ import json
 import os
 import shutil
 import signal
-import sys
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,10 +30,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from guardsearch.guards.code import ALLOWED_IMPORTS
+from guardsearch.guards.isolation import child_command, sandbox_mode
 
 RUNNER = Path(__file__).with_name("sandbox_runner.py")
-CallKind = Literal["ok", "exception", "hang", "crash"]
+CallKind = Literal["ok", "exception", "hang", "crash", "bad_output"]
 _LINE_LIMIT = 4_000_000
+_MAX_DEPTH = 200  # the child sends at most 50 levels
+_REPR_CHARS = 2_000
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -44,6 +48,9 @@ class Limits:
     memory_mb: int = 512
     wall_seconds: float = 10.0
     allowed: frozenset[str] = ALLOWED_IMPORTS
+    # The child's Python-level layers (restricted builtins, module views, the audit
+    # hook). Off only in the tests that show the OS confinement holds on its own.
+    python_guards: bool = True
 
 
 @dataclass(frozen=True)
@@ -66,18 +73,54 @@ def encode(value: Any) -> Any:
     return value
 
 
-def decode(value: Any) -> Any:
-    """A value the child sent back (arrays as lists, `$q` as Fraction, `$repr` kept)."""
+class BadOutput(ValueError):
+    """The child's reply is not what the protocol allows (a broken or hostile child)."""
+
+
+def decode(value: Any, depth: int = 0) -> Any:
+    """A value the child sent back (arrays as lists, `$q` as Fraction, `$repr` kept).
+    BadOutput for anything the protocol does not allow: a `$q` that is no fraction
+    (`{"$q": [1, 0]}`), nesting past the child's own limit."""
+    if depth > _MAX_DEPTH:
+        raise BadOutput("the value is nested too deeply")
     if isinstance(value, list):
-        return [decode(v) for v in value]
+        return [decode(v, depth + 1) for v in value]
     if isinstance(value, dict):
         if "$q" in value and len(value) == 1:
-            n, d = value["$q"]
-            return Fraction(n, d)
+            return _fraction(value["$q"])
         if "$repr" in value and len(value) == 1:
-            return Unrepresentable(str(value["$repr"]))
-        return {k: decode(v) for k, v in value.items()}
+            return Unrepresentable(str(value["$repr"])[:_REPR_CHARS])
+        return {k: decode(v, depth + 1) for k, v in value.items()}
     return value
+
+
+def _fraction(parts: Any) -> Fraction:
+    ok = (
+        isinstance(parts, list)
+        and len(parts) == 2
+        and all(isinstance(p, int) and not isinstance(p, bool) for p in parts)
+        and parts[1] != 0
+    )
+    if not ok:
+        raise BadOutput(f"{{'$q': {str(parts)[:60]}}} is not a fraction")
+    return Fraction(parts[0], parts[1])
+
+
+def parse_reply(raw: bytes) -> CallOutcome:
+    """One line of the child's reply as an outcome: `ok`, `exception`, or `bad_output`
+    when the line is not a reply the protocol allows (never an exception here)."""
+    try:
+        message = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        return CallOutcome("bad_output", error=f"the reply is not JSON ({str(exc)[:80]})")
+    if not isinstance(message, dict):
+        return CallOutcome("bad_output", error="the reply is not a JSON object")
+    if message.get("ok") is True:
+        try:
+            return CallOutcome("ok", value=decode(message.get("value")))
+        except (BadOutput, RecursionError, ValueError, TypeError) as exc:
+            return CallOutcome("bad_output", error=str(exc) or type(exc).__name__)
+    return CallOutcome("exception", error=str(message.get("error", ""))[:_REPR_CHARS])
 
 
 @dataclass(frozen=True)
@@ -119,20 +162,26 @@ class Sandbox:
         await self.close()
 
     async def start(self) -> CallOutcome:
+        """Start the child and load the module. Raises IsolationUnavailable where the OS
+        cannot confine the child (guards/isolation.py) and the user did not opt out."""
         limits = self.limits
+        mode = sandbox_mode()
+        args = [str(limits.cpu_seconds), str(limits.memory_mb * 1024 * 1024),
+                ",".join(sorted(limits.allowed)), mode,
+                "guards" if limits.python_guards else "bare"]  # fmt: skip
         self._dir = tempfile.mkdtemp(prefix="gs-sandbox-")
-        self._proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-I", "-S", str(RUNNER),
-            str(limits.cpu_seconds), str(limits.memory_mb * 1024 * 1024),
-            ",".join(sorted(limits.allowed)),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env={"PATH": os.defpath, "LC_ALL": "C.UTF-8"},  # no inherited secrets
-            cwd=self._dir,
-            limit=_LINE_LIMIT,
-            start_new_session=True,
-        )  # fmt: skip
+        with child_command(RUNNER, args, mode) as (argv, fds):
+            self._proc = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env={"PATH": os.defpath, "LC_ALL": "C.UTF-8"},  # no inherited secrets
+                cwd=self._dir,
+                limit=_LINE_LIMIT,
+                start_new_session=True,
+                pass_fds=fds,
+            )
         header: dict[str, Any] = {"source": self.source}
         if self.mutable:
             header["mutable"] = True
@@ -183,11 +232,7 @@ class Sandbox:
             if not raw:
                 self._dead = await self._death()
                 break
-            message = json.loads(raw)
-            if message.get("ok"):
-                out.append(CallOutcome("ok", value=decode(message.get("value"))))
-            else:
-                out.append(CallOutcome("exception", error=str(message.get("error", ""))))
+            out.append(parse_reply(raw))
         return out + [self._dead or CallOutcome("crash")] * (len(lines) - len(out))
 
     async def _death(self) -> CallOutcome:
@@ -195,6 +240,8 @@ class Sandbox:
         assert proc is not None
         code = await proc.wait()
         err = (await proc.stderr.read()).decode(errors="replace")[-300:] if proc.stderr else ""
+        if code > 128:  # bubblewrap passes a child's death by signal N on as 128 + N
+            code = 128 - code
         if code in (-signal.SIGXCPU, -signal.SIGKILL):
             limit = self.limits.cpu_seconds
             return CallOutcome("hang", error=f"used up its {limit} s of CPU time (killed)")

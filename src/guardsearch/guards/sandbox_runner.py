@@ -1,12 +1,14 @@
 """The sandbox's child process: run model-written functions on given inputs, line by line.
 
-Run as a script (`python -I -S sandbox_runner.py CPU_SECONDS MEMORY_BYTES ALLOWED`) by
-guards/sandbox.py, never imported by the package: it imports only the standard
-library. Before reading any code it imports the allowed modules, moves into a network
-namespace of its own (no network; where the kernel allows it), drops root (to
-nobody), and sets its limits: CPU time, address space, no new processes, no file
-writes. The module's builtins have no `open`, `exec`, `eval`, `compile`, `input`, and an
-`__import__` that admits only the allowed modules; `print` prints nothing.
+Run as a script (`python -I -S sandbox_runner.py CPU_SECONDS MEMORY_BYTES ALLOWED
+MODE GUARDS`) by guards/sandbox.py, never imported by the package: it imports only the
+standard library. MODE `bwrap`: bubblewrap has confined it already (guards/isolation.py);
+`process`: before reading any code it moves into a network namespace of its own (no
+network; where the kernel allows it) and drops root (to nobody). Then it sets its
+limits: CPU time, address space, no new processes, no file writes. GUARDS `bare` turns
+the Python-level layers below off (tests of the OS confinement only). The module's
+builtins have no `open`, `exec`, `eval`, `compile`, `input`, and an `__import__` that
+admits only the allowed modules; `print` prints nothing.
 
 Protocol (JSON Lines on stdin/stdout): the first line is `{"source": ...}`, answered by
 `{"ok": true, "value": {"network": "cut"|"open"}}` or `{"ok": false, "error": ...}`;
@@ -105,7 +107,7 @@ def unshare(flags: int) -> bool:
         return False
 
 
-def confine(cpu_seconds: int, memory_bytes: int) -> bool:
+def confine(cpu_seconds: int, memory_bytes: int, isolated: bool = False) -> bool:
     """Cut the network, drop root, then cap CPU time, memory, processes and file writes.
 
     No network: a new network namespace has no interface but a loopback that is down,
@@ -115,12 +117,15 @@ def confine(cpu_seconds: int, memory_bytes: int) -> bool:
     whether the network is cut: False where the kernel refuses both (not Linux, user
     namespaces turned off, a seccomp filter), and then only the allowlist stands
     between the code and the network (docs/security.md)."""
-    cut = os.getuid() == 0 and unshare(CLONE_NEWNET)
-    if os.getuid() == 0:
-        os.setgroups([])
-        os.setgid(NOBODY)
-        os.setuid(NOBODY)
-    cut = cut or unshare(CLONE_NEWUSER | CLONE_NEWNET)
+    if isolated:  # bubblewrap did it: nobody, no network, no capabilities, seccomp
+        cut = True
+    else:
+        cut = os.getuid() == 0 and unshare(CLONE_NEWNET)
+        if os.getuid() == 0:
+            os.setgroups([])
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+        cut = cut or unshare(CLONE_NEWUSER | CLONE_NEWNET)
     resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
     resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
     resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
@@ -187,18 +192,22 @@ def error_text(exc: BaseException) -> str:
 def main() -> None:
     cpu_seconds, memory_bytes = int(sys.argv[1]), int(sys.argv[2])
     allowed = frozenset(sys.argv[3].split(",")) if len(sys.argv) > 3 else frozenset()
+    isolated = len(sys.argv) > 4 and sys.argv[4] == "bwrap"
+    guards = not (len(sys.argv) > 5 and sys.argv[5] == "bare")
     for name in sorted(allowed):  # load before the limits: imports need files and memory
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
     stdin, stdout = sys.stdin, sys.stdout
-    network = "cut" if confine(cpu_seconds, memory_bytes) else "open"
+    network = "cut" if confine(cpu_seconds, memory_bytes, isolated) else "open"
     first = stdin.readline()
     if not first:
         return
-    namespace: dict[str, Any] = {"__builtins__": safe_builtins(allowed), "__name__": "generated"}
+    table = safe_builtins(allowed) if guards else vars(builtins)
+    namespace: dict[str, Any] = {"__builtins__": table, "__name__": "generated"}
     header = json.loads(first)
     mutable = bool(header.get("mutable"))
-    sys.addaudithook(refuse_frames)  # from here on, the generated code runs
+    if guards:
+        sys.addaudithook(refuse_frames)  # from here on, the generated code runs
     try:
         exec(compile(header["source"], "<generated>", "exec"), namespace)
     except BaseException as exc:  # the module itself fails to load: say why, stop

@@ -94,11 +94,12 @@ class Kernel:
             raise Stop(stop_reason_for(exc), phase, exc) from exc
 
     def finish(self, stop_reason: str, **data: Any) -> dict[str, Any]:
-        """Emit the `end` phase (with the run's steering counts, core/steering.py); the
-        fields every outcome shares (usage, seconds, ...)."""
+        """Emit the `end` phase (with the run's steering counts, core/steering.py, its
+        usage and its budget); the fields every outcome shares (usage, seconds, ...)."""
         seconds = self.elapsed()
         steering = Steering.from_events(self.trace.events).as_dict()
-        self.phase("end", stop_reason=stop_reason, steering=steering, **data)
+        shared = {"used": self.metered.usage.as_dict(), "budget": self.budget.describe()}
+        self.phase("end", stop_reason=stop_reason, steering=steering, **{**shared, **data})
         return {
             "stop_reason": stop_reason,
             "usage": self.metered.usage,

@@ -147,6 +147,18 @@ class WrapperModel:
         return await self.inner.complete(request)
 
 
+def provider_of(model: Model) -> str:
+    """Which backend answers for `model` (through its wrappers): its `provider` if it
+    names one, else the module its class lives in (`llamacpp`, `openai`, `scripted`,
+    `replay`, ...); the traces and the OpenTelemetry spans say it."""
+    while isinstance(model, WrapperModel):
+        model = model.inner
+    named = getattr(model, "provider", None)
+    if isinstance(named, str) and named:
+        return named
+    return type(model).__module__.rsplit(".", 1)[-1]
+
+
 # Tests flip this off so that no unit test can reach a real model by accident
 # (pydantic-ai's ALLOW_MODEL_REQUESTS). Real backends call `ensure_real_models_allowed()`.
 _ALLOW_REAL = os.environ.get("GUARDSEARCH_ALLOW_REAL_MODELS", "1") != "0"

@@ -20,7 +20,9 @@ import importlib.metadata
 import importlib.util
 import json
 import os
+import sys
 import tempfile
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -208,11 +210,19 @@ def _checksum_error(info: EmbeddedModelInfo, what: str) -> ConfigError:
 
 
 def assemble(info: EmbeddedModelInfo, target: Path) -> Path:
-    """Concatenate the parts into `target`, verified, via a temp file and atomic rename."""
+    """Concatenate the parts into `target`, verified, via a temp file and atomic rename.
+
+    It says so on stderr, before and after: the first run of the embedded model spends
+    seconds writing hundreds of MB, which silence made look like a hang (issue 31)."""
     parts = locate_parts(info)
     total = sum(p.stat().st_size for p in parts)
     if total != info.size:
         raise _checksum_error(info, f"parts add up to {total} bytes, expected {info.size}")
+    started = time.perf_counter()
+    _say(
+        f"guardsearch: assembling the embedded model {info.name} "
+        f"({info.size / 1e6:.0f} MB from {len(parts)} parts) into {target} (first use only)"
+    )
     target.parent.mkdir(parents=True, exist_ok=True)
     # The temp file sits next to the target so the final rename stays on one filesystem.
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
@@ -238,7 +248,13 @@ def assemble(info: EmbeddedModelInfo, target: Path) -> Path:
         _discard(tmp)
         raise
     _record_verified(target, info)
+    _say(f"guardsearch: model assembled and verified in {time.perf_counter() - started:.1f} s")
     return target
+
+
+def _say(message: str) -> None:
+    """A progress line on stderr (never stdout, which may be a command's JSON)."""
+    print(message, file=sys.stderr, flush=True)
 
 
 def verify(path: Path, info: EmbeddedModelInfo) -> bool:

@@ -14,7 +14,13 @@ from guardsearch.core.errors import BudgetExceeded, GuardsearchError, ModelError
 from guardsearch.core.events import Trace
 from guardsearch.core.messages import Completion, ModelRequest
 from guardsearch.core.usage import Usage
-from guardsearch.models.base import Model, WrapperModel, estimate_prompt_tokens, route_of
+from guardsearch.models.base import (
+    Model,
+    WrapperModel,
+    estimate_prompt_tokens,
+    provider_of,
+    route_of,
+)
 
 
 @dataclass
@@ -70,6 +76,16 @@ class Metered(WrapperModel):
                 self.trace.emit(
                     "model_escalation", step=step, node=node, model=answering.name, **ladder
                 )
+        # What was asked of which model, as the call's events record it.
+        asked = {
+            "model": answering.name,
+            "provider": provider_of(answering),
+            "reservation": reservation.id,
+            "temperature": request.temperature,
+            "max_tokens": request.max_tokens,
+            "seed": request.seed,
+            "json": request.json_schema is not None,
+        }
         started = time.perf_counter()
         try:
             completion = await self.inner.complete(request)
@@ -78,7 +94,13 @@ class Metered(WrapperModel):
             # no tokens. Cancellation too must close the reservation, or it leaks.
             self.budget.reconcile(reservation, Usage(calls=1))
             self.trace.emit(
-                "model_error", step=step, node=node, error=str(exc), error_type=type(exc).__name__
+                "model_error",
+                step=step,
+                node=node,
+                error=str(exc),
+                error_type=type(exc).__name__,
+                wall_s=time.perf_counter() - started,
+                **asked,
             )
             if isinstance(exc, GuardsearchError) or not isinstance(exc, Exception):
                 raise
@@ -94,11 +116,12 @@ class Metered(WrapperModel):
             refund_tokens=refund.total_tokens,
             used=self.budget.used.as_dict(),
         )
+        content = _content(request, completion) if self.trace.record_content else {}
         self.trace.emit(
             "model_call",
             step=step,
             node=node,
-            model=answering.name,
+            **asked,
             digest=request.digest(),
             prompt_tokens=actual.prompt_tokens,
             completion_tokens=actual.completion_tokens,
@@ -108,6 +131,7 @@ class Metered(WrapperModel):
             finish_reason=completion.finish_reason,
             **({"server": dict(completion.details)} if completion.details else {}),
             **ladder,
+            **content,
         )
         fallback = completion.details.get("structured_fallback")
         if fallback:
@@ -123,6 +147,14 @@ def estimate_cost(model: Model, prompt_tokens: int, completion_tokens: int) -> f
     per_prompt = float(getattr(model, "price_prompt_per_mtok", 0.0) or 0.0)
     per_completion = float(getattr(model, "price_completion_per_mtok", 0.0) or 0.0)
     return (prompt_tokens * per_prompt + completion_tokens * per_completion) / 1e6
+
+
+def _content(request: ModelRequest, completion: Completion) -> dict[str, object]:
+    """The prompt and the answer, for a trace that records content (`Trace.record_content`)."""
+    return {
+        "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+        "text": completion.text,
+    }
 
 
 def _with_one_call(usage: Usage) -> Usage:

@@ -35,6 +35,8 @@ from guardsearch.core.outcome import stop_reason_for
 from guardsearch.models.base import Model, aclose_model
 from guardsearch.models.cache import CachedModel
 from guardsearch.models.spec import model_from_spec
+from guardsearch.otel import continue_spans
+from guardsearch.otel import enabled as tracing_enabled
 from guardsearch.registry import build_app
 from guardsearch.runs.cache import RunStoreCache
 from guardsearch.runs.checkpoint import Checkpointer, load_state
@@ -209,6 +211,9 @@ async def execute_run(
         ):
             # Killed after the last save but before the status changed: the end is saved.
             return _finish(end, state, space)
+        if saved is not None and tracing_enabled():
+            # A resumed run's spans link to those of its earlier sessions.
+            continue_spans(trace, store.events(run_id))
         memo.append(RunStoreCache(store, run_id))
         cached = CachedModel(inner, memo[0])
         options = {**setup.options, **spec.options}

@@ -27,6 +27,9 @@ class RunSpec:
     model: str = field(default_factory=default_spec)
     budget: dict[str, Any] = field(default_factory=dict)
     name: str = ""
+    # The API key that started it over HTTP, as its digest (server/tenancy.py); "" for
+    # a run started without a key (the CLI, a keyless server).
+    tenant: str = ""
 
     def __post_init__(self) -> None:
         if not self.app:
@@ -67,11 +70,12 @@ class RunSpec:
             "model": self.model,
             "budget": self.budget,
             "name": self.name,
+            **({"tenant": self.tenant} if self.tenant else {}),
         }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RunSpec:
-        known = {"app", "problem", "strategy", "options", "model", "budget", "name"}
+        known = {"app", "problem", "strategy", "options", "model", "budget", "name", "tenant"}
         extra = set(d) - known
         if extra:
             raise ConfigError(f"unknown run spec field(s): {', '.join(sorted(extra))}")

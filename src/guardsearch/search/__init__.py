@@ -13,6 +13,7 @@ strategy, heuristic or reducer takes. Anything else is imported from its module
 
 from guardsearch.search import strategies as _strategies  # registers the strategies
 from guardsearch.search.heuristic import Failure, Heuristic, ModelHeuristic, Rule, RuleHeuristic
+from guardsearch.search.moves import MoveSpace
 from guardsearch.search.node import Node, SearchTree
 from guardsearch.search.pipeline import StepSpace
 from guardsearch.search.reducers import Reducer, Vote
@@ -30,6 +31,7 @@ __all__ = [
     "Failure",
     "Heuristic",
     "ModelHeuristic",
+    "MoveSpace",
     "Node",
     "Proposal",
     "Reducer",

@@ -82,6 +82,11 @@ class StepSpace(BaseSpace):
             step.name, StepBudget(rmax=step.rmax, backtrack_budget=_DEFAULT_BACKTRACKS)
         )
 
+    def level_rmax(self, depth: int) -> int | None:
+        """A step's `rmax` (or its `budgets` entry's) is honoured by every strategy
+        unless the search's own `rmax` option overrides it."""
+        return self.step_budget(depth).rmax
+
     def request(
         self, node: Node, context: Context, *, seed: int, temperature: float
     ) -> ModelRequest:

@@ -27,7 +27,7 @@ from guardsearch.core.context import Context
 from guardsearch.core.digest import stable_digest
 from guardsearch.core.errors import ConfigError
 from guardsearch.core.messages import CallInfo
-from guardsearch.guards.code import CodeModule, parse_module
+from guardsearch.guards.code import CodeModule, allowlist_problems, parse_module
 from guardsearch.guards.code_tests import Case, CodeGuard
 from guardsearch.guards.sandbox import Limits
 from guardsearch.models.metered import Metered
@@ -310,8 +310,12 @@ class ProgramCache:
         if not isinstance(data, dict):
             return {}, {}
         sources, spent = data.get("functions", {}), data.get("spent", {})
+        if not isinstance(sources, dict) or not isinstance(spent, dict):
+            return {}, {}
+        # A cache file is no test verdict: code that the allowlist refuses is dropped
+        # (and written again); run_program vets what runs once more.
         return (
-            {k: v for k, v in sources.items() if isinstance(v, str)},
+            {k: v for k, v in sources.items() if isinstance(v, str) and not allowlist_problems(v)},
             {k: v for k, v in spent.items() if isinstance(v, int) and v >= 0},
         )
 

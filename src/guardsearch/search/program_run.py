@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from guardsearch.core.errors import ConfigError
+from guardsearch.guards.code import allowlist_problems
 from guardsearch.guards.code_tests import show_call, show_value
 from guardsearch.guards.sandbox import CallOutcome, Limits, Sandbox
 
@@ -123,7 +124,7 @@ class _Walk:
                 )
                 return None
             if out.value:
-                why = self.domain.goal(state)
+                why = _goal_check(self.domain, state)
                 if why is not None:
                     self.run.fault = CodeFault(
                         "is_goal", state, f"{call} returned True, but it is not a goal: {why}"
@@ -162,6 +163,14 @@ async def run_program(
     if order == "astar" and domain.heuristic is None:
         raise ConfigError(f"search 'astar' needs a heuristic; domain {domain.name!r} has none")
     run = ProgramRun()
+    for name in ("successors", "is_goal"):
+        # The code may come from a cache file or a run store, not from this run's tests:
+        # it is vetted again before it runs (the sandbox itself holds without it).
+        problems = allowlist_problems(sources[name], limits.allowed)
+        if problems:
+            why = "; ".join(problems[:3])
+            run.fault = CodeFault(name, domain.root, f"the code is not allowed: {why}")
+            return run
     async with (
         Sandbox(sources["successors"], limits, mutable=domain.mutable_state) as succ,
         Sandbox(sources["is_goal"], limits, mutable=domain.mutable_state) as goal,
@@ -236,6 +245,25 @@ async def _astar(walk: _Walk, max_states: int) -> None:
             heapq.heappush(open_, (d + h, h, next(order), d, goal, child))
 
 
+def _goal_check(domain: ProgramDomain, state: Any) -> str | None:
+    try:
+        return domain.goal(state)
+    except Exception as exc:
+        return f"the goal test cannot read it ({type(exc).__name__}: {str(exc)[:120]})"
+
+
+def _checked(domain: ProgramDomain, parent: Any, child: Any) -> str | None:
+    """Why `child` is no legal successor of `parent` (None: it is). A value of a shape
+    the validator did not foresee is an illegal move, never an exception here."""
+    try:
+        why = domain.legal(parent, child)
+        if why is None:
+            hash(domain.key(child))
+    except Exception as exc:
+        return f"a state this domain cannot read ({type(exc).__name__}: {str(exc)[:120]})"
+    return why
+
+
 def _successor_fault(domain: ProgramDomain, parent: Any, out: CallOutcome) -> CodeFault | None:
     call = show_call("successors", (parent,))
     if out.kind != "ok":
@@ -245,7 +273,7 @@ def _successor_fault(domain: ProgramDomain, parent: Any, out: CallOutcome) -> Co
             "successors", parent, f"{call} returned {show_value(out.value)}, not a list"
         )
     for child in out.value:
-        why = domain.legal(parent, child)
+        why = _checked(domain, parent, child)
         if why is not None:
             return CodeFault(
                 "successors",

@@ -48,6 +48,32 @@ class SearchResult(Outcome):
         return self.usage.total_tokens
 
     @property
+    def steps(self) -> list[str]:
+        """The path as the texts of its nodes, root excluded: every move of the winning
+        path (or of the best failed one), not only the last (that is `answer`'s job
+        in a space whose answer is one node's output)."""
+        return [n.text for n in self.path[1:]]
+
+    @property
+    def pruned(self) -> dict[str, list[str]]:
+        """Why candidates were cut, by the guard whose verdict cut them: guard name ->
+        `"text: feedback"` of each failed node, in creation order. `parse` holds the
+        unreadable answers, `terminal` the dead ends (a last state that is no goal),
+        `width` the passing nodes a beam or A* width dropped. Duplicates are not nodes
+        (the trace's `candidate_dropped` events count them). What an `all_pruned`
+        search ran into, in one look."""
+        out: dict[str, list[str]] = {}
+        for node in self.tree:
+            if node.parent is None or node.viable or node.verdict is None:
+                continue
+            if node.status == "pruned" and node.verdict.passed:
+                out.setdefault("width", []).append(node.text)
+                continue
+            name = node.verdict.guard or "guard"
+            out.setdefault(name, []).append(f"{node.text}: {node.verdict.feedback}")
+        return out
+
+    @property
     def last(self) -> Node:
         return self.path[-1]
 
@@ -82,6 +108,7 @@ class SearchResult(Outcome):
                 }
                 for n in self.path[1:]
             ],
+            **({} if self.succeeded else {"pruned": self.pruned}),
         }
 
     def summary(self) -> dict[str, Any]:

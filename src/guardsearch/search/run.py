@@ -114,18 +114,11 @@ async def search(
     if that budget is unused). `run_id` names the run in its result (default: a new id).
     """
     started = time.perf_counter()
+    run_id = run_id or new_run_id()
     strat = get_strategy(strategy)
     engine_options, strategy_options = split_options(strat, options)
     metered = _metered(model, budget, trace)
-    if resume is not None:
-        state = resume if isinstance(resume, SearchState) else SearchState.from_dict(resume)
-        if state.strategy != strat.name:
-            raise ConfigError(
-                f"cannot resume a {state.strategy!r} search with strategy {strat.name!r}"
-            )
-        state.termination = None
-    else:
-        state = new_state(space, strat.name)
+    state = _starting_state(space, strat.name, resume)
     if resume is not None and metered.budget.used == ZERO and state.usage != ZERO:
         # A fresh budget on resume covers the whole run: what was spent counts.
         metered.budget.used = state.usage
@@ -141,6 +134,7 @@ async def search(
     with using_model(metered):
         metered.trace.emit(
             "run_start",
+            run_id=run_id,
             strategy=strat.name,
             resumed=resume is not None,
             options={k: _show(v) for k, v in options.items()},
@@ -176,6 +170,10 @@ async def search(
             # Nothing keeps running after the search: calls under way are awaited
             # (paid anyway; a durable run keeps their answers) unless it is interrupted.
             await engine.close(wait=isinstance(exc, Exception))
+            sync_usage()
+            metered.trace.emit(
+                "run_end", termination=None, error=type(exc).__name__, used=state.usage.as_dict()
+            )
             raise
         # Prefetched calls no expansion asked for (the search ended first): the waiting
         # ones are cancelled, those under way awaited and booked before the usage is final.
@@ -183,22 +181,35 @@ async def search(
         state.termination = termination
         sync_usage()
         await _call(on_expansion, state)
-        result = result_of(
-            state,
-            space,
-            run_id=run_id or new_run_id(),
-            seconds=time.perf_counter() - started,
-            trace=engine.trace,
-        )
-        metered.trace.emit(
-            "run_end",
-            termination=termination,
-            succeeded=result.succeeded,
-            expansions=state.expansions,
-            nodes=len(state.tree),
-            used=state.usage.as_dict(),
-            steering=result.steering.as_dict(),
-        )
+        return _ended(engine, space, run_id, time.perf_counter() - started)
+
+
+def _starting_state(
+    space: SearchSpace, strategy: str, resume: SearchState | dict[str, Any] | None
+) -> SearchState:
+    """A fresh state, or the saved one to resume (of the same strategy)."""
+    if resume is None:
+        return new_state(space, strategy)
+    state = resume if isinstance(resume, SearchState) else SearchState.from_dict(resume)
+    if state.strategy != strategy:
+        raise ConfigError(f"cannot resume a {state.strategy!r} search with strategy {strategy!r}")
+    state.termination = None
+    return state
+
+
+def _ended(engine: Engine, space: SearchSpace, run_id: str, seconds: float) -> SearchResult:
+    """The result of a search that ended, and its `run_end` event."""
+    state = engine.state
+    result = result_of(state, space, run_id=run_id, seconds=seconds, trace=engine.trace)
+    engine.trace.emit(
+        "run_end",
+        termination=state.termination,
+        succeeded=result.succeeded,
+        expansions=state.expansions,
+        nodes=len(state.tree),
+        used=state.usage.as_dict(),
+        steering=result.steering.as_dict(),
+    )
     return result
 
 

@@ -192,6 +192,12 @@ class BaseSpace:
     def step_budget(self, depth: int) -> StepBudget:
         return self.default_budget
 
+    def level_rmax(self, depth: int) -> int | None:
+        """The expansions a node at `depth` gets under every strategy, when the space
+        decides it (a `StepSpace`: its step's `rmax`); None leaves it to the strategy's
+        `rmax` option and default (docs/search.md, "Which rmax applies")."""
+        return None
+
     def request(
         self, node: Node, context: Context, *, seed: int, temperature: float
     ) -> ModelRequest:
@@ -201,6 +207,10 @@ class BaseSpace:
         raise NotImplementedError
 
     def key(self, node: Node, proposal: Proposal) -> str:
+        """The dedup key of the state `proposal` leads to from `node` (a string; equal
+        keys are one state, judged once). Default: the proposal's state (else its text)
+        under the parent's key, so one state reached by two paths counts twice; a
+        proposal's own `key` wins over this (MoveSpace keys by the state alone)."""
         what = proposal.state if proposal.state is not None else proposal.text.strip()
         return stable_digest([node.key, what])
 

@@ -18,7 +18,9 @@ from guardsearch.core.errors import ConfigError
 
 API_KEY_ENV = "GUARDSEARCH_API_KEY"
 API_KEY_FILE_ENV = "GUARDSEARCH_API_KEY_FILE"
+ADMIN_KEY_ENV = "GUARDSEARCH_ADMIN_KEY"
 KEY_SCOPE = "guardsearch.api_key_id"
+ADMIN_SCOPE = "guardsearch.admin"
 # /ui is the viewer's page alone (no data in it); its data under /ui/api takes the key.
 OPEN_PATHS = frozenset(
     {"/healthz", "/docs", "/redoc", "/openapi.json", "/docs/oauth2-redirect", "/ui"}
@@ -29,7 +31,7 @@ def _error_body(type_: str, message: str) -> bytes:
     return json.dumps({"error": {"type": type_, "message": message, "retryable": False}}).encode()
 
 
-async def _reject(send: Send, status: int, type_: str, message: str) -> None:
+async def reject(send: Send, status: int, type_: str, message: str) -> None:
     body = _error_body(type_, message)
     await send(
         {
@@ -67,7 +69,7 @@ class BodyLimit:
         for name, value in scope.get("headers", []):
             if name == b"content-length":
                 if not value.isdigit() or len(value) > 12:
-                    await _reject(send, 400, "invalid_request", "bad Content-Length header")
+                    await reject(send, 400, "invalid_request", "bad Content-Length header")
                     return
                 declared = int(value)
         if declared is not None and declared > self.max_bytes:
@@ -87,7 +89,7 @@ class BodyLimit:
             if not message.get("more_body", False):
                 break
         if declared is not None and size != declared:
-            await _reject(
+            await reject(
                 send,
                 400,
                 "invalid_request",
@@ -106,7 +108,7 @@ class BodyLimit:
         await self.app(scope, replay, send)
 
     async def _too_large(self, send: Send) -> None:
-        await _reject(send, 413, "request_too_large", f"request body over {self.max_bytes} bytes")
+        await reject(send, 413, "request_too_large", f"request body over {self.max_bytes} bytes")
 
 
 def key_id(key: str) -> str:
@@ -139,21 +141,23 @@ def read_keys(
 class ApiKeyGuard:
     """Require `X-API-Key: KEY` or `Authorization: Bearer KEY` on every non-open path.
 
-    Any of `keys` is accepted. Each is compared in constant time, and all of them are
-    compared, so the time taken says nothing about which key (if any) came close. The
-    accepted key's `key_id` goes into the request's scope (`scope[KEY_SCOPE]`), so an
-    endpoint can tell whose request it is (async runs are served to their creator only).
+    Any of `keys` (and of `admin_keys`) is accepted. Each is compared in constant time,
+    and all of them are compared, so the time taken says nothing about which key (if
+    any) came close. The accepted key's `key_id` goes into the request's scope
+    (`scope[KEY_SCOPE]`), and `scope[ADMIN_SCOPE]` says whether it is an admin key, so an
+    endpoint can tell whose request it is (server/tenancy.py).
     """
 
-    def __init__(self, app: ASGIApp, keys: Sequence[str]) -> None:
+    def __init__(self, app: ASGIApp, keys: Sequence[str], admin_keys: Sequence[str] = ()) -> None:
         self.app = app
-        self.keys = [(k.encode(), key_id(k)) for k in keys]
+        self.keys = [(k.encode(), key_id(k), False) for k in keys if k not in admin_keys]
+        self.keys += [(k.encode(), key_id(k), True) for k in admin_keys]
 
-    def _match(self, given: bytes) -> str | None:
+    def _match(self, given: bytes) -> tuple[str, bool] | None:
         found = None
-        for key, ident in self.keys:
+        for key, ident, admin in self.keys:
             if hmac.compare_digest(given, key) and found is None:
-                found = ident
+                found = ident, admin
         return found
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -165,11 +169,11 @@ class ApiKeyGuard:
         auth = headers.get(b"authorization", b"")
         if not given and auth.lower().startswith(b"bearer "):
             given = auth[7:].strip()
-        ident = self._match(given) if given else None
-        if ident is None:
-            await _reject(send, 401, "unauthorized", "missing or wrong API key")
+        found = self._match(given) if given else None
+        if found is None:
+            await reject(send, 401, "unauthorized", "missing or wrong API key")
             return
-        scope[KEY_SCOPE] = ident
+        scope[KEY_SCOPE], scope[ADMIN_SCOPE] = found
         await self.app(scope, receive, send)
 
 

@@ -1,5 +1,8 @@
 """`POST /solve`: one guarded search of a registered app (game24, plan, ...) behind HTTP.
 
+Nothing in a request sets a path on the server (`cache_dir` is refused) or sandbox
+limits past the server's maxima (`SANDBOX_MAXIMA`): those are 400s.
+
 Only apps registered by name (and `served`) are served: an import path (`package.module:build`)
 would let a request load arbitrary code. Options are checked against the strategy's
 declared ones (`search.options`), and the budget is capped by the server so one
@@ -10,6 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse, Response
 
 from guardsearch.core.errors import ConfigError, ModelError
 from guardsearch.loops.research.schemas import ErrorResponse
@@ -19,9 +26,15 @@ from guardsearch.runs.spec import RunSpec
 from guardsearch.search import search
 from guardsearch.search.options import check_json_options
 from guardsearch.search.strategies.base import strategy_names
+from guardsearch.server.errors import respond
 from guardsearch.server.schemas import SolveRequest, SolveResponse
 
 MAX_SOLVE_CALLS = 200
+# What a request may ask of the program strategy's sandbox at most: the server's own
+# maxima, below the strategy's (search/strategies/program.py: SANDBOX_RANGES).
+SANDBOX_MAXIMA = {"cpu_seconds": 60, "memory_mb": 1024, "wall_seconds": 60.0}
+# Options that name a place on the server's disk: never from a request.
+SERVER_ONLY = ("cache_dir",)
 
 
 def served_apps() -> list[str]:
@@ -38,7 +51,7 @@ def check_request(body: SolveRequest, max_calls: int = MAX_SOLVE_CALLS) -> RunSp
         raise ConfigError(
             f"unknown strategy {strategy!r}; choose one of {', '.join(strategy_names())}"
         )
-    options = check_json_options(strategy, body.options)
+    options = check_json_options(strategy, check_request_options(body.options))
     if body.budget.calls > max_calls:
         raise ConfigError(f"budget.calls is capped at {max_calls} on this server")
     return RunSpec(
@@ -49,6 +62,21 @@ def check_request(body: SolveRequest, max_calls: int = MAX_SOLVE_CALLS) -> RunSp
         budget=body.budget.model_dump(exclude_none=True),
         model="served",
     )
+
+
+def check_request_options(options: dict[str, Any]) -> dict[str, Any]:
+    """`options` as a request may give them: no server paths (`cache_dir`), sandbox
+    limits within the server's maxima; a ConfigError (400) otherwise."""
+    for name in SERVER_ONLY:
+        if name in options:
+            raise ConfigError(f"option {name!r} is the server's to set, not a request's")
+    for name, most in SANDBOX_MAXIMA.items():
+        value = options.get(name)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= most:
+            raise ConfigError(f"option {name!r} must be a number above 0 and at most {most:g}")
+    return options
 
 
 async def solve(
@@ -87,3 +115,23 @@ async def solve(
         seconds=round(time.monotonic() - started, 3),
         steering=summary["steering"],
     )
+
+
+router = APIRouter()
+
+
+@router.post(
+    "/solve",
+    response_model=SolveResponse,
+    summary="Solve a problem with a guarded search",
+    responses={400: {"model": ErrorResponse}, 502: {"model": ErrorResponse}},
+)
+async def solve_endpoint(body: SolveRequest, request: Request) -> Response:
+    """Search a built-in app's problem (e.g. Game of 24) with the named strategy."""
+    service = request.app.state.service
+    model = await service.get_model()
+    async with service.runs:
+        result = await solve(model, body, service.max_solve_calls)
+    if isinstance(result, ErrorResponse):
+        return respond(result)
+    return JSONResponse(result.model_dump(mode="json"))

@@ -50,6 +50,7 @@ from guardsearch.guards.schema import SchemaGuard, SchemaLike
 from guardsearch.models.base import Model, enforces_schema
 from guardsearch.models.metered import Metered
 from guardsearch.prompts import PromptTemplate, prompt
+from guardsearch.sync import run_sync
 
 Parser = Callable[[str], Any]
 
@@ -438,11 +439,9 @@ async def run_step(
     and `BudgetExceeded` when the budget stops the next call.
     """
     metered = as_metered(model)
-    start_usage = metered.usage
+    start_usage, counts, ctx = metered.usage, Steering(), context
     feedback: list[str] = []
     seen: dict[str, Attempt] = {}
-    counts = Steering()
-    ctx = context
     last: Artifact | None = None
     fatal = False
     call = CallInfo(role=step.role)  # what a model ladder reads: rejections, repeats so far
@@ -467,11 +466,7 @@ async def run_step(
         )
         if outcome.result.passed and outcome.repeat_of is None:
             metered.trace.emit(
-                "step_end",
-                step=step.name,
-                passed=True,
-                attempts=number,
-                steering=counts.as_dict(),
+                "step_end", step=step.name, passed=True, attempts=number, steering=counts.as_dict()
             )
             return StepOutcome(
                 artifact=outcome.artifact,
@@ -506,21 +501,19 @@ async def run_step(
             )
             ctx = ctx.amend(feedback=outcome.result.feedback, tried=(outcome.artifact.text, ""))
             parent_id = outcome.artifact.id
-    attempts = number
     metered.trace.emit(
         "step_end",
         step=step.name,
         passed=False,
-        attempts=attempts,
+        attempts=number,
         fatal=fatal,
         steering=counts.as_dict(),
     )
+    used = metered.usage - start_usage
     raise StepFailed(
-        step.name,
-        attempts=attempts,
-        last_artifact=last,
-        feedback=feedback,
-        usage=metered.usage - start_usage,
-        fatal=fatal,
-        steering=counts,
-    )
+        step.name, attempts=number, last_artifact=last, feedback=feedback, usage=used,
+        fatal=fatal, steering=counts,
+    )  # fmt: skip
+
+
+run_step_sync = run_sync(run_step)

@@ -103,7 +103,10 @@ def test_plan_exits_1_with_the_best_failed_path_when_the_budget_runs_out(tmp_pat
     assert result.exit_code == 1
     payload = json.loads(result.stdout)
     assert payload["succeeded"] is False
-    assert payload["plan"] is None
+    # The best plan judged is kept, with the verdict it failed.
+    assert payload["plan"]["steps"] and payload["plan"] == json.loads(bad) | payload["plan"]
+    failed = [v for v in payload["verdicts"] if not v["passed"]]
+    assert failed and "not satisfiable" in failed[-1]["detail"]
     assert payload["termination"] == "budget_exhausted"
     assert payload["calls"] == 4
     assert [n["step"] for n in payload["path"]] == ["analysis", "recon", "strategy", "plan"]
@@ -141,37 +144,16 @@ FREE_ANSWERS = [
     json.dumps(
         {
             "steps": [
-                {"id": "s1", "action": "backup_billing_db", "retry_budget": 1},
-                {"id": "s2", "action": "migrate_billing_db", "retry_budget": 2, "on_failure": "s3"},
-                {"id": "s3", "action": "restore_backup", "retry_budget": 1},
+                {"id": "s1", "action": "backup_billing_db", "detail": "full dump of billing",
+                 "retry_budget": 1},
+                {"id": "s2", "action": "migrate_billing_db", "detail": "copy to the new cluster",
+                 "retry_budget": 2, "on_failure": "s3"},
+                {"id": "s3", "action": "restore_backup", "detail": "reload the billing dump",
+                 "retry_budget": 1},
             ]
         }
     ),
-]
-
-
-def test_a_free_task_runs_the_pipeline_with_the_minimal_guard(tmp_path: Path) -> None:
-    model = spec(tmp_path, FREE_ANSWERS)
-    result = runner.invoke(app, ["plan", FREE_TASK, "--model", model, "--json"])
-    assert result.exit_code == 0, result.stderr
-    payload = json.loads(result.stdout)
-    assert payload["succeeded"] is True and payload["calls"] == 4
-    assert payload["problem"] is None and payload["task"] == FREE_TASK
-    assert payload["guard_level"] == "minimal"
-    assert "free task" in payload["guard_note"] and "medium" in payload["guard_note"]
-    assert [s["action"] for s in payload["plan"]["steps"]] == [
-        "backup_billing_db",
-        "migrate_billing_db",
-        "restore_backup",
-    ]
-
-
-def test_a_free_task_in_plain_output_says_which_guard_level_ran(tmp_path: Path) -> None:
-    model = spec(tmp_path, FREE_ANSWERS)
-    result = runner.invoke(app, ["plan", FREE_TASK, "--model", model])
-    assert result.exit_code == 0, result.stderr
-    assert "s2: migrate_billing_db  (on failure: s3)" in result.stdout
-    assert "guard level: minimal (free task: no initial state, goal" in result.stderr
+]  # fmt: skip
 
 
 def test_a_free_task_cannot_ask_for_a_guard_that_needs_a_problem(tmp_path: Path) -> None:

@@ -1,5 +1,5 @@
 """A free task: the four steps on the task's text alone, judged by the guards that need
-no problem spec (the step guards and the Minimal plan guard)."""
+no problem spec: the step guards, the Minimal plan guard and the task's spec."""
 
 from __future__ import annotations
 
@@ -26,9 +26,24 @@ GOOD = {
     "plan": json.dumps(
         {
             "steps": [
-                {"id": "s1", "action": "issue_new_key", "retry_budget": 1},
-                {"id": "s2", "action": "deploy_new_key", "retry_budget": 2},
-                {"id": "s3", "action": "revoke_old_key", "retry_budget": 1},
+                {
+                    "id": "s1",
+                    "action": "issue_new_key",
+                    "detail": "new key pair",
+                    "retry_budget": 1,
+                },
+                {
+                    "id": "s2",
+                    "action": "deploy_new_key",
+                    "detail": "to the web servers",
+                    "retry_budget": 2,
+                },
+                {
+                    "id": "s3",
+                    "action": "revoke_old_key",
+                    "detail": "after the rollout",
+                    "retry_budget": 1,
+                },
             ]
         }
     ),
@@ -77,7 +92,8 @@ async def test_plan_problem_reports_the_guard_level_that_ran() -> None:
     model, _ = scripted()
     out = await plan_problem(None, task=TASK, model=model)
     assert out["succeeded"] and out["problem"] is None and out["category"] is None
-    assert out["guard_level"] == "minimal" and out["guard_note"].startswith("free task")
+    assert out["guard_level"] == "task" and out["guard_note"].startswith("free task")
+    assert out["spec"]["kind"] == "operations_runbook"
     assert out["task"] == TASK
 
 
@@ -105,7 +121,7 @@ def _artifact(step: str, value: object) -> Artifact:
 async def test_the_free_step_guards_check_what_needs_no_problem() -> None:
     ctx = Context(objective=TASK).amend(artifact=("recon", GOOD["recon"]))
     analysis, recon, strategy = AnalysisGuard(None), ReconGuard(None), StrategyGuard(None)
-    bad_fact = {"problem_class": "feature", "key_facts": ["Keys Rotated"]}
+    bad_fact = {"problem_class": "operations_runbook", "key_facts": ["Keys Rotated"]}
     assert (
         "not short lower_snake_case"
         in (await analysis.check(_artifact("analysis", bad_fact), ctx)).feedback

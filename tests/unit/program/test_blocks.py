@@ -84,6 +84,7 @@ async def test_a_scripted_program_solves_an_instance(tmp_path: Path) -> None:
         model=model,
         cache_dir=str(tmp_path),
         samples=1,  # each function's second call is a retry, which carries the failing test
+        feedback=True,
     )
     assert result.succeeded and result.calls == 5
     assert replay(start, goal, result.answer) is None

@@ -29,7 +29,7 @@ async def test_a_round_out_of_retries_backtracks_with_its_failure_summary() -> N
     trace = Trace()
     result = await solve_game24(
         "4 5 6 10", strategy="program", model=model, samples=1, retries=1, backtracks=1,
-        cache=False, trace=trace,
+        cache=False, trace=trace, feedback=True,
     )  # fmt: skip
     assert result["succeeded"] and result["calls"] == 5
     retry = model.requests[1].messages[0].content

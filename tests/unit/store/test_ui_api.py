@@ -13,6 +13,7 @@ import pytest
 from guardsearch import ScriptedModel
 from guardsearch.runs import RunSpec, create_run, execute_run
 from guardsearch.server import create_app
+from guardsearch.server.security import key_id
 from guardsearch.store.open import open_store
 
 KEY = {"X-API-Key": "k1"}
@@ -26,7 +27,9 @@ Served = tuple[httpx.AsyncClient, str]
 def served(tmp_path: Path) -> Served:
     db = tmp_path / "runs.db"
     store = open_store(str(db))
-    spec = RunSpec(app="game24", problem={"numbers": "4 5 6 10"}, strategy="astar")
+    # the run belongs to the key k1 (as if POST /ui/api/runs had started it with k1)
+    spec = RunSpec(app="game24", problem={"numbers": "4 5 6 10"}, strategy="astar",
+                   tenant=key_id("k1"))  # fmt: skip
     run = create_run(spec, store)
     asyncio.run(execute_run(run.id, store, model=ScriptedModel(list(WINNING))))
     store.close()

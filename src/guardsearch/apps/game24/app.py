@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from guardsearch.apps.game24.arith import check_answer
 from guardsearch.apps.game24.solve import DEFAULT_STRATEGY, default_options, puzzle_numbers
 from guardsearch.apps.game24.space import Game24Space
 from guardsearch.core.errors import ConfigError
@@ -25,6 +26,17 @@ def build(problem: dict[str, Any], strategy: str) -> AppSetup:
     return AppSetup(space=space, options=default_options(strategy))
 
 
+def parse(text: str) -> dict[str, Any]:
+    """The numbers as a person types them ("4 5 6 10"), checked."""
+    puzzle_numbers(text)
+    return {"numbers": text}
+
+
+def check(problem: dict[str, Any], answer: Any) -> str | None:
+    """Does `answer` use each number once and make 24 (arith.check_answer)?"""
+    return check_answer(puzzle_numbers(str(problem["numbers"])), str(answer))
+
+
 def _suite() -> object:
     from guardsearch.apps.game24.suite import suite
 
@@ -40,5 +52,9 @@ APP = register(
         example={"numbers": "4 5 6 10"},
         suite=_suite,
         command='guardsearch solve game24 "4 5 6 10"',
+        parse=parse,
+        check=check,
+        show=lambda answer: f"{answer} = 24",
+        flags=("value",),
     )
 )

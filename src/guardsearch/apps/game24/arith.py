@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 TARGET = Fraction(24)
 OPS = ("+", "-", "*", "/")
@@ -160,6 +161,18 @@ def pair_results(a: Fraction, b: Fraction) -> list[Fraction]:
 
 def sort_items(items: Iterable[Item]) -> list[Item]:
     return sorted(items, key=lambda it: (it.value, it.expr))
+
+
+def state_of(items: Sequence[Item]) -> dict[str, Any]:
+    """A search state: the numbers left, each with the expression that made it."""
+    return {"left": [[show(it.value), it.expr] for it in sort_items(items)]}
+
+
+def step_line(a: str, op: str, b: str, items: Sequence[Item]) -> str:
+    """A step as the path shows it: `a op b = c (left: ...)`."""
+    made = items[-1].value if items else Fraction(0)
+    left = " ".join(show(it.value) for it in sort_items(items))
+    return f"{a} {op} {b} = {show(made)} (left: {left})"
 
 
 def strip_parens(expr: str) -> str:

@@ -27,9 +27,17 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-from guardsearch.apps.game24.arith import TARGET, Item, StepError, apply_step, calc, show
+from guardsearch.apps.game24.arith import (
+    TARGET,
+    Item,
+    StepError,
+    apply_step,
+    calc,
+    show,
+    state_of,
+    step_line,
+)
 from guardsearch.apps.game24.solve import puzzles
-from guardsearch.apps.game24.space import _line, _state
 from guardsearch.guards.code_tests import (
     Case,
     goal_test_case,
@@ -284,7 +292,7 @@ def describe(path: Sequence[Any]) -> list[tuple[Any, str]]:
         if step is None:  # the validator accepted every step: this cannot happen
             raise StepError(f"no step from {[show(i.value) for i in items]} to {child}")
         a, op, b, items = step
-        out.append((_state(items), _line(show(a), op, show(b), items)))
+        out.append((state_of(items), step_line(show(a), op, show(b), items)))
     return out
 
 

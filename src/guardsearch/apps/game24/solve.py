@@ -4,22 +4,19 @@ from __future__ import annotations
 
 import csv
 import io
-import time
 from dataclasses import dataclass
 from fractions import Fraction
 from importlib import resources
 from typing import Any
 
-from guardsearch.apps.game24.arith import StepError, check_answer, parse_numbers
-from guardsearch.apps.game24.space import Game24Space
+from guardsearch.apps.game24.arith import StepError, parse_numbers
+from guardsearch.apps.solve import load_model, solution, solve_app
 from guardsearch.core.budget import BudgetLike
 from guardsearch.core.errors import ConfigError
 from guardsearch.core.events import Trace
 from guardsearch.models.base import Model
 from guardsearch.models.metered import Metered
-from guardsearch.models.spec import model_from_spec
 from guardsearch.search.expand import Checkpoint
-from guardsearch.search.run import search
 from guardsearch.sync import run_sync
 
 DEFAULT_STRATEGY = "astar"
@@ -83,6 +80,8 @@ def default_options(strategy: str) -> dict[str, Any]:
     most of a three-number state's steps), and a search whose open set empties goes
     back to the nodes with steps left instead of stopping with calls unspent.
     beam: `rmax` `BEAM_RMAX`, for the same reason (with 1 a beam ran dry at 6 calls).
+    docs/cookbook/game24.md ("The defaults, and the figure that chose each") names the
+    committed figure behind each, or says there is none.
     """
     if strategy == "dfs":
         return {"prefer_siblings": True}
@@ -118,40 +117,22 @@ async def solve_game24(
     for the default spec; `budget` is anything `Budget.of` takes (40 calls).
     `options` go to `search` (e.g. `width=5`, `samples=2`, `temperature=0.7`), over
     `default_options(strategy)` (consensus samples at temperature 0.7 unless told).
+    This is `solve_app("game24", ...)` (guardsearch/apps/solve.py) with its JSON.
     """
-    values = puzzle_numbers(numbers)
-    the_model = model_from_spec(model) if model is None or isinstance(model, str) else model
-    space = Game24Space(numbers=values, value=value, constrained=constrained)
-    options = {**default_options(strategy), **options}
-    started = time.perf_counter()
-    result = await search(
-        space,
-        strategy,
+    puzzle_numbers(numbers)  # a bad puzzle is refused before any model is built
+    the_model = load_model(model)
+    problem = {"numbers": numbers, "value": value, "constrained": constrained}
+    result = await solve_app(
+        "game24",
+        problem,
+        strategy=strategy,
         model=the_model,
-        budget=None if isinstance(the_model, Metered) else budget,
-        trace=None if isinstance(the_model, Metered) else trace,
+        budget=budget,
+        trace=trace,
         on_expansion=on_expansion,
         **options,
     )
-    answer = result.answer if result.succeeded else None
-    if answer is not None and check_answer(values, answer) is not None:  # pragma: no cover
-        raise AssertionError(f"a goal failed the final check: {answer}")
-    return {
-        "succeeded": result.succeeded,
-        "answer": answer,
-        "numbers": numbers,
-        "strategy": result.strategy,
-        "termination": result.termination,
-        "calls": result.calls,
-        "tokens": result.tokens,
-        "expansions": result.expansions,
-        "nodes": len(result.tree),
-        "steering": result.steering.as_dict(),
-        "seconds": round(time.perf_counter() - started, 3),
-        "model": the_model.name,
-        **({"models": result.models} if result.models else {}),
-        "path": [n.text for n in result.path[1:]],
-    }
+    return solution(result, model=the_model.name, echo={"numbers": numbers})
 
 
 solve_game24_sync = run_sync(solve_game24)

@@ -50,6 +50,8 @@ from guardsearch.apps.game24.arith import (
     parse_number,
     show,
     sort_items,
+    state_of,
+    step_line,
     steps_over,
     strip_parens,
 )
@@ -90,16 +92,6 @@ DEFAULT_BUDGETS = (
 
 def _items(state: Any) -> list[Item]:
     return [Item(Fraction(v), e) for v, e in state["left"]]
-
-
-def _state(items: Sequence[Item]) -> dict[str, Any]:
-    return {"left": [[show(it.value), it.expr] for it in sort_items(items)]}
-
-
-def _line(a: str, op: str, b: str, items: Sequence[Item]) -> str:
-    made = items[-1].value if items else Fraction(0)
-    left = " ".join(show(it.value) for it in sort_items(items))
-    return f"{a} {op} {b} = {show(made)} (left: {left})"
 
 
 def step_schema(
@@ -188,7 +180,7 @@ class Game24Space(BaseSpace):
 
     def root(self) -> Root:
         items = [Item(n, show(n)) for n in self.numbers]
-        return Root(state=_state(items), context=Context(objective=self.objective, window=2))
+        return Root(state=state_of(items), context=Context(objective=self.objective, window=2))
 
     def level(self, depth: int) -> str:
         return f"step{depth + 1}"
@@ -306,7 +298,7 @@ class Game24Space(BaseSpace):
             items = apply_step(
                 _items(node.state), parse_number(match["a"]), op, parse_number(match["b"])
             )
-            state, text = _state(items), _line(match["a"], op, match["b"], items)
+            state, text = state_of(items), step_line(match["a"], op, match["b"], items)
         except StepError:
             pass  # the objective guards say what is wrong
         return Proposal(state=state, text=text, value=value)

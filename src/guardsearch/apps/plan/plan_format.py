@@ -45,6 +45,8 @@ ID_CHARS = 4
 NAME_CHARS = 40
 MAX_RETRY_BUDGET = 9
 ID_PATTERN = "^s[1-9]$"
+DETAIL_CHARS = 120
+MAX_COST = 10_000_000
 
 
 class PlanStep(BaseModel):
@@ -58,6 +60,10 @@ class PlanStep(BaseModel):
     effects: list[str] = Field(default_factory=list, max_length=MAX_FACTS)
     retry_budget: int = Field(le=MAX_RETRY_BUDGET)
     on_failure: str | None = Field(default=None, max_length=ID_CHARS)
+    # A free task's step says what exactly it does, and what it costs when the task
+    # has a budget (task_guards.py); a problem's steps need neither.
+    detail: str | None = Field(default=None, max_length=DETAIL_CHARS)
+    cost: float | None = Field(default=None, ge=0)
 
 
 class Plan(BaseModel):
@@ -202,24 +208,31 @@ def generation_schema(problem: PlanProblem, actions: Sequence[str] | None = None
     }
 
 
-def free_generation_schema(actions: Sequence[str] | None = None) -> dict[str, Any]:
+def free_generation_schema(
+    actions: Sequence[str] | None = None, *, costs: bool = False
+) -> dict[str, Any]:
     """The generation schema for a free task: steps using `actions` (recon's names;
-    default: any normalised name), each may name an `on_failure` step."""
+    default: any normalised name), each with a `detail` saying what exactly, a `cost`
+    when `costs` (the task has a budget), and an optional `on_failure` step."""
     names = list(dict.fromkeys(actions or ()))
     action: dict[str, Any] = (
         {"type": "string", "enum": names}
         if names
         else {"type": "string", "pattern": NAME_PATTERN, "maxLength": NAME_CHARS}
     )
+    properties: dict[str, Any] = {
+        "id": {"type": "string", "pattern": ID_PATTERN},
+        "action": action,
+        "detail": {"type": "string", "minLength": 3, "maxLength": DETAIL_CHARS - 20},
+        "retry_budget": {"type": "integer", "minimum": 1, "maximum": MAX_RETRY_BUDGET},
+        "on_failure": {"type": "string", "pattern": ID_PATTERN},
+    }
+    if costs:
+        properties["cost"] = {"type": "integer", "minimum": 0, "maximum": MAX_COST}
     step = {
         "type": "object",
-        "properties": {
-            "id": {"type": "string", "pattern": ID_PATTERN},
-            "action": action,
-            "retry_budget": {"type": "integer", "minimum": 1, "maximum": MAX_RETRY_BUDGET},
-            "on_failure": {"type": "string", "pattern": ID_PATTERN},
-        },
-        "required": ["id", "action", "retry_budget"],
+        "properties": properties,
+        "required": ["id", "action", "detail", "retry_budget"],
         "additionalProperties": False,
     }
     return {

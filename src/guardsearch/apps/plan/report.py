@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from guardsearch.apps.plan.task_guards import verdicts
 from guardsearch.core.events import Event
 from guardsearch.search.node import Node
 from guardsearch.search.result import SearchResult
@@ -54,10 +55,15 @@ def backtracks(result: SearchResult) -> list[dict[str, Any]]:
     return out
 
 
-def _plan_of(result: SearchResult) -> Any:
-    if not result.succeeded:
+def _plan_of(result: SearchResult, path: list[Node]) -> Any:
+    """The winning plan; else the best plan judged (the last node of the best path, when
+    it is a plan that parsed), kept so a failed run still shows what it got to."""
+    if result.succeeded:
+        return result.answer
+    last = path[-1] if path else None
+    if last is None or last.step != "plan" or not isinstance(last.value, dict):
         return None
-    return result.answer
+    return last.value
 
 
 def best_path(result: SearchResult) -> list[Node]:
@@ -76,10 +82,13 @@ def best_path(result: SearchResult) -> list[Node]:
 
 def result_dict(result: SearchResult) -> dict[str, Any]:
     """The CLI's JSON contract (without the problem/model/timing fields)."""
+    path = best_path(result)
+    last = path[-1] if path and path[-1].step == "plan" else None
     return {
         "succeeded": result.succeeded,
         "termination": result.termination,
-        "plan": _plan_of(result),
+        "plan": _plan_of(result, path),
+        "verdicts": verdicts(last.verdict) if last is not None else [],
         "path": [
             {
                 "step": n.step,
@@ -87,7 +96,7 @@ def result_dict(result: SearchResult) -> dict[str, Any]:
                 "text": n.preview(_PREVIEW),
                 "feedback": n.verdict.feedback if n.verdict else "",
             }
-            for n in best_path(result)
+            for n in path
         ],
         "calls": result.calls,
         "tokens": result.tokens,

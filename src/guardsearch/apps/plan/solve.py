@@ -1,9 +1,11 @@
 """plan_problem: run one pipeline on one planning problem (the CLI's `plan` wraps it).
 
 A *free task* (`problem=None`, `task="..."`) runs the same pipeline on the task's text
-alone; with no initial state, goal or actions it is judged by the guards that need no
-problem: the step guards and the Minimal plan guard (`guard_level` "minimal"; asking
-for medium or expansive is a ConfigError). The result says which level ran.
+alone; with no initial state, goal or actions it is judged by what the task asks: its
+spec (task_spec.py: constraints, kind, stated order), extracted from the text by code
+(task_extract.py) or given (`spec=`), checked by the step guards and the task plan guard
+(`guard_level` "task"; "minimal" runs the Minimal plan guard alone; medium or expansive
+is a ConfigError). The result says which level ran and carries the spec.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from guardsearch.apps.plan.guards import LEVELS
 from guardsearch.apps.plan.pipelines import Pipeline, get_pipeline
 from guardsearch.apps.plan.problems import PlanProblem, get_problem
 from guardsearch.apps.plan.report import result_dict
-from guardsearch.apps.plan.space import FREE_TASK_NOTE, PlanSpace
+from guardsearch.apps.plan.space import FREE_TASK_NOTE, MINIMAL_NOTE, PlanSpace
+from guardsearch.apps.plan.task_extract import extract_spec
+from guardsearch.apps.plan.task_spec import TaskSpec
 from guardsearch.apps.plan.traces import MAX_EXPLORATIONS
 from guardsearch.core.budget import BudgetLike
 from guardsearch.core.errors import ConfigError
@@ -38,20 +42,43 @@ DEFAULT_GUARD_LEVEL = "expansive"
 DEFAULT_TEMPERATURE = 0.0
 
 
+FREE_LEVELS = ("task", "minimal")
+
+
 def resolve_guard_level(problem: PlanProblem | None, guard_level: str | None) -> str:
     """The plan guard level that runs: the one asked for (default expansive) for a
-    problem; minimal for a free task, which has nothing the others could judge by."""
-    if guard_level is not None and guard_level not in LEVELS:
-        raise ConfigError(f"unknown guard level {guard_level!r}; choose one of {', '.join(LEVELS)}")
+    problem; for a free task, which has no facts or actions for the others to judge by,
+    `task` (its spec; the default) or `minimal`."""
+    if guard_level is not None and guard_level not in (*LEVELS, "task"):
+        raise ConfigError(
+            f"unknown guard level {guard_level!r}; choose one of {', '.join(LEVELS)} "
+            "(a free task: task or minimal)"
+        )
     if problem is not None:
+        if guard_level == "task":
+            raise ConfigError("guard level 'task' is for a free task; a problem has its own")
         return guard_level or DEFAULT_GUARD_LEVEL
-    if guard_level not in (None, "minimal"):
+    if guard_level not in (None, *FREE_LEVELS):
         raise ConfigError(
             f"guard level {guard_level!r} needs a problem's initial state, goal and actions; "
-            "a free task is judged by the minimal guard (or give --problem ID or "
-            "--problem-file FILE)"
+            "a free task is judged by its spec (task) or the minimal guard (or give "
+            "--problem ID or --problem-file FILE)"
         )
-    return "minimal"
+    return guard_level or "task"
+
+
+def task_spec_for(
+    problem: PlanProblem | None, task: str | None, spec: TaskSpec | None
+) -> TaskSpec | None:
+    """The spec a free task is judged by: the one given, else what code reads from its
+    text; None for a problem."""
+    if problem is not None:
+        if spec is not None:
+            raise ConfigError("a spec is for a free task; a problem has its own facts")
+        return None
+    if spec is not None:
+        return spec if spec.task else spec.model_copy(update={"task": task or ""})
+    return extract_spec(task) if task and task.strip() else None
 
 
 def plan_space(
@@ -63,8 +90,10 @@ def plan_space(
     window: int | None = None,
     max_explorations: int = MAX_EXPLORATIONS,
     structural_repairs: bool = True,
+    spec: TaskSpec | None = None,
 ) -> PlanSpace:
-    """The space `pipeline` searches for `problem` (None: the free task `task`)."""
+    """The space `pipeline` searches for `problem` (None: the free task `task`, judged by
+    `spec`, by default the one code reads from its text)."""
     if problem is None and not (task and task.strip()):
         raise ConfigError("a free task needs its text (task=...), or give a problem")
     return PlanSpace.build(
@@ -76,6 +105,7 @@ def plan_space(
         window=window,
         max_explorations=max_explorations,
         structural_repairs=structural_repairs,
+        spec=task_spec_for(problem, task, spec),
     )
 
 
@@ -92,6 +122,7 @@ async def plan_search(
     window: int | None = None,
     max_explorations: int = MAX_EXPLORATIONS,
     structural_repairs: bool = True,
+    spec: TaskSpec | None = None,
     **options: Any,
 ) -> SearchResult:
     """Run `pipeline` on `problem` (None: the free task `task`); the SearchResult
@@ -108,6 +139,7 @@ async def plan_search(
         window=window,
         max_explorations=max_explorations,
         structural_repairs=structural_repairs,
+        spec=spec,
     )
     return await search(
         space,
@@ -130,6 +162,7 @@ async def plan_problem(
     guard_level: str | None = None,
     heuristic: str | Heuristic | None = None,
     trace: Trace | None = None,
+    spec: TaskSpec | None = None,
     **options: Any,
 ) -> dict[str, Any]:
     """Plan for a shipped problem (by id), a `PlanProblem`, or a free task (`problem=None`
@@ -137,13 +170,16 @@ async def plan_problem(
 
     Keys: `problem` (None for a free task), `category`, `task`, `pipeline`,
     `guard_level` (the plan guard that ran), `guard_note` (why, for a free task),
-    `succeeded`, `termination`, `plan` (the winning plan, or None), `path` (the winning
-    or best failed path), `calls`, `tokens`, `backtracks` (each with from/to step,
-    depth, reason and rule), `tree` (every node with step, attempt, passed, feedback),
-    `seconds`, `model`.
+    `spec` (a free task's, else None), `succeeded` (the plan passed every guard),
+    `termination`, `plan` (the winning plan, else the best plan judged, or None),
+    `verdicts` (that plan's checks: passed, failed and why), `path` (the winning or best
+    failed path), `calls`, `tokens`, `backtracks` (each with from/to step, depth, reason
+    and rule), `tree` (every node with step, attempt, passed, feedback), `seconds`,
+    `model`.
     """
     the_problem = get_problem(problem) if isinstance(problem, str) else problem
     level = resolve_guard_level(the_problem, guard_level)
+    the_spec = task_spec_for(the_problem, task, spec)
     the_model = model_from_spec(model) if model is None or isinstance(model, str) else model
     started = time.perf_counter()
     result = await plan_search(
@@ -155,16 +191,19 @@ async def plan_problem(
         task=task,
         guard_level=level,
         heuristic=heuristic,
+        spec=the_spec,
         **options,
     )
     payload = result_dict(result)
+    note = None if the_problem else (FREE_TASK_NOTE if level == "task" else MINIMAL_NOTE)
     return {
         "problem": the_problem.id if the_problem else None,
         "category": the_problem.category if the_problem else None,
         "task": task,
         "pipeline": pipeline,
         "guard_level": level,
-        "guard_note": None if the_problem else FREE_TASK_NOTE,
+        "guard_note": note,
+        "spec": the_spec.as_json() if the_spec is not None else None,
         **payload,
         "seconds": round(time.perf_counter() - started, 3),
         "model": the_model.name,

@@ -26,7 +26,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from guardsearch.apps.plan.fixes import upstream_advice
-from guardsearch.apps.plan.guards import MediumPlanGuard, plan_guard
+from guardsearch.apps.plan.guards import MediumPlanGuard, MinimalPlanGuard, plan_guard
 from guardsearch.apps.plan.plan_format import (
     Plan,
     complete_plan,
@@ -43,6 +43,8 @@ from guardsearch.apps.plan.step_guards import (
     recon_schema,
     strategy_schema,
 )
+from guardsearch.apps.plan.task_guards import TaskPlanGuard
+from guardsearch.apps.plan.task_spec import TaskSpec
 from guardsearch.apps.plan.traces import MAX_EXPLORATIONS
 from guardsearch.core.budget import StepBudget
 from guardsearch.core.context import Context
@@ -70,20 +72,27 @@ MAX_TOKENS = {"analysis": 64, "recon": 96, "strategy": 128, "plan": 400}
 
 
 FREE_TASK_NOTE = (
-    "free task: no initial state, goal or actions to judge by, so the minimal plan guard "
-    "and the step guards ran; medium and expansive need a problem (--problem ID or "
+    "free task: no initial state, goal or actions to judge by, so the plan is judged by "
+    "the minimal guard and the task's spec (concrete steps, no repeats, every constraint "
+    "addressed, the stated order); medium and expansive need a problem (--problem ID or "
     "--problem-file FILE)"
+)
+MINIMAL_NOTE = (
+    "free task with --guard-level minimal: only the minimal plan guard and the step guards "
+    "ran, not the task's spec"
 )
 
 
-def free_objective(task: str) -> str:
-    """A free task as the objective every step's prompt starts with."""
+def free_objective(task: str, spec: TaskSpec | None = None) -> str:
+    """A free task as the objective every step's prompt starts with: its text, then what
+    its spec asks (each constraint, the stated order)."""
     text = " ".join(task.split())
     if not text:
         raise ConfigError("a free task needs its text")
+    asks = f"\n{spec.describe()}" if spec is not None and spec.describe() else ""
     return (
-        f"{text}\nNo facts or actions are given: name them yourself as short "
-        "lower_snake_case names (like backup_taken or restore_backup)."
+        f"{text}{asks}\nNo facts or actions are given: name them yourself as short "
+        "lower_snake_case names (like backup_taken or book_venue)."
     )
 
 
@@ -94,9 +103,7 @@ def parse_plan(problem: PlanProblem | None, text: str) -> Any:
 
 
 # The three steps before the plan: each a JSON schema and a guard built from the problem.
-_UPSTREAM: dict[
-    str, tuple[Callable[[PlanProblem | None], Any], Callable[[PlanProblem | None], Any]]
-] = {
+_UPSTREAM: dict[str, tuple[Callable[[PlanProblem | None], Any], Callable[..., Any]]] = {
     "analysis": (analysis_schema, AnalysisGuard),
     "recon": (recon_schema, ReconGuard),
     "strategy": (strategy_schema, StrategyGuard),
@@ -109,19 +116,23 @@ def plan_step(
     guard_level: str = "expansive",
     max_explorations: int = MAX_EXPLORATIONS,
     structural_repairs: bool = True,
+    spec: TaskSpec | None = None,
 ) -> Step:
     """One of the four guarded steps for `problem` (prompt file `plan_<name>.j2`), or for
-    a free task (`problem=None`: `plan_free_<name>.j2`, the minimal plan guard only)."""
+    a free task (`problem=None`: `plan_free_<name>.j2`; guard level `task` judges the
+    plan by `spec`, `minimal` by the Minimal guard alone)."""
     template = PromptTemplate.packaged(f"plan_{name}" if problem else f"plan_free_{name}")
     rmax = SEARCH_BUDGETS[name].rmax
     tokens = MAX_TOKENS[name]
     if name in _UPSTREAM:
         schema_of, guard_of = _UPSTREAM[name]
+        # The free analysis and recon guards also read the task's spec.
+        guard = guard_of(problem) if name == "strategy" else guard_of(problem, spec)
         return Step(
             name=name,
             prompt=template,
             schema=schema_of(problem),
-            guard=guard_of(problem),
+            guard=guard,
             rmax=rmax,
             max_tokens=tokens,
         )
@@ -132,16 +143,25 @@ def plan_step(
             name=name,
             prompt=template,
             parser=partial(parse_plan, problem),
-            guard=plan_guard(
-                problem,
-                guard_level,
-                max_explorations=max_explorations,
-                structural_repairs=structural_repairs,
-            ),
+            guard=_plan_guard(problem, guard_level, max_explorations, structural_repairs, spec),
             rmax=rmax,
             max_tokens=tokens,
         )
     raise ConfigError(f"unknown plan step {name!r}; the steps are {', '.join(STEP_NAMES)}")
+
+
+def _plan_guard(
+    problem: PlanProblem | None,
+    level: str,
+    max_explorations: int,
+    structural_repairs: bool,
+    spec: TaskSpec | None,
+) -> MinimalPlanGuard:
+    if level == "task":
+        return TaskPlanGuard(None, spec=spec or TaskSpec(), structural_repairs=structural_repairs)
+    return plan_guard(
+        problem, level, max_explorations=max_explorations, structural_repairs=structural_repairs
+    )
 
 
 @dataclass(kw_only=True)
@@ -150,6 +170,7 @@ class PlanSpace(StepSpace):
     earlier outputs."""
 
     problem: PlanProblem | None
+    spec: TaskSpec | None = None
 
     @classmethod
     def build(
@@ -163,9 +184,10 @@ class PlanSpace(StepSpace):
         window: int | None = None,
         max_explorations: int = MAX_EXPLORATIONS,
         structural_repairs: bool = True,
+        spec: TaskSpec | None = None,
     ) -> PlanSpace:
         if problem is None:
-            objective = Context(objective=free_objective(task or ""))
+            objective = Context(objective=free_objective(task or "", spec))
         else:
             objective = Context(objective=problem.describe(task))
         if window is not None:
@@ -173,11 +195,12 @@ class PlanSpace(StepSpace):
         return cls(
             objective=objective,
             steps=[
-                plan_step(s, problem, guard_level, max_explorations, structural_repairs)
+                plan_step(s, problem, guard_level, max_explorations, structural_repairs, spec)
                 for s in steps
             ],
             budgets={s: b for s, b in (budgets or SEARCH_BUDGETS).items() if s in steps},
             problem=problem,
+            spec=spec,
         )
 
     def plan_schema(self, context: Context) -> dict[str, Any]:
@@ -187,7 +210,9 @@ class PlanSpace(StepSpace):
         base = (
             generation_schema(self.problem)
             if self.problem is not None
-            else free_generation_schema()
+            else free_generation_schema(
+                costs=self.spec is not None and self.spec.budget is not None
+            )
         )
         rule = self.steps[-1].rule
         declared = declared_constraints(rule, context) if rule is not None else []

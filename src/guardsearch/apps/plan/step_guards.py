@@ -32,6 +32,8 @@ from typing import Any
 
 from guardsearch.apps.plan.fixes import closure
 from guardsearch.apps.plan.problems import CATEGORIES, NAME_PATTERN, PlanProblem
+from guardsearch.apps.plan.task_checks import action_problem, same_action
+from guardsearch.apps.plan.task_spec import TASK_KINDS, TaskSpec
 from guardsearch.apps.plan.upstream import (
     missing_actions,
     run_order,
@@ -67,7 +69,7 @@ def analysis_schema(problem: PlanProblem | None) -> dict[str, Any]:
     return {
         "type": "object",
         "properties": {
-            "problem_class": _names(CATEGORIES),
+            "problem_class": _names(CATEGORIES if problem else TASK_KINDS),
             "key_facts": {
                 "type": "array",
                 "items": _names(problem.facts) if problem else _free_name(),
@@ -154,18 +156,29 @@ def _effects(problem: PlanProblem, name: str) -> str:
 @dataclass
 class AnalysisGuard:
     """A problem class and key facts present, all of them facts of this problem (for a
-    free task: short lower_snake_case names)."""
+    free task: short lower_snake_case names, and the kind of task its spec names, `other`
+    included: a user who disagrees edits the spec)."""
 
     problem: PlanProblem | None
+    spec: TaskSpec | None = None
     name: str = "analysis"
 
     async def check(self, artifact: Artifact, context: Context) -> GuardResult:
         value = artifact.value
         facts = [f for f in value.get("key_facts", []) if isinstance(f, str)]
         if self.problem is None:
-            if value.get("problem_class") not in CATEGORIES:
+            chosen = value.get("problem_class")
+            if chosen not in TASK_KINDS:
                 return GuardResult.fail(
-                    f"problem_class must be one of {', '.join(CATEGORIES)}", self.name
+                    f"problem_class must be one of {', '.join(TASK_KINDS)}", self.name
+                )
+            kind = self.spec.kind if self.spec is not None else chosen
+            if chosen != kind:
+                return GuardResult.fail(
+                    f"problem_class {chosen} does not fit the task: the task's words make it "
+                    f"{kind}. Fix: problem_class {kind}",
+                    self.name,
+                    patch=[{"op": "replace", "path": "/problem_class", "value": kind}],
                 )
             unknown = [f for f in facts if not is_name(f)]
             if unknown:
@@ -187,9 +200,11 @@ class AnalysisGuard:
 @dataclass
 class ReconGuard:
     """Findings tied to the spec: real actions, and one giving each goal fact (for a
-    free task, with no spec: at least one action, each a lower_snake_case name)."""
+    free task, with no facts to tie them to: at least one action, each a lower_snake_case
+    name of an action on an object, none twice — the plan may only use these)."""
 
     problem: PlanProblem | None
+    spec: TaskSpec | None = None
     name: str = "recon"
 
     async def check(self, artifact: Artifact, context: Context) -> GuardResult:
@@ -204,7 +219,7 @@ class ReconGuard:
                     f"actions {_set(odd)} are not short lower_snake_case action names",
                     self.name,
                 )
-            return GuardResult.ok(self.name)
+            return self._free_names(recon_actions(value) or [])
         unknown = listed - set(self.problem.action_names)
         if unknown:
             return GuardResult.fail(f"actions {_set(unknown)} are not in the problem", self.name)
@@ -212,6 +227,18 @@ class ReconGuard:
         if sufficient(self.problem, names):
             return GuardResult.ok(self.name)
         return self._insufficient(names)
+
+    def _free_names(self, names: list[str]) -> GuardResult:
+        """A free task's actions: each an action on an object, none twice."""
+        problems = [f"{a} {wrong}" for a in names if (wrong := action_problem(a)) is not None]
+        seen: dict[tuple[str, ...], str] = {}
+        for a in names:
+            first = seen.setdefault(same_action(a), a)
+            if first != a:
+                problems.append(f"{a} repeats {first}")
+        if problems:
+            return GuardResult.fail("; ".join(problems), self.name)
+        return GuardResult.ok(self.name)
 
     def _insufficient(self, names: list[str]) -> GuardResult:
         """The listed actions cannot reach the goal: say which facts no listed action

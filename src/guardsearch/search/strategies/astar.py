@@ -32,7 +32,9 @@ from guardsearch.core.errors import ConfigError
 from guardsearch.search.expand import Engine
 from guardsearch.search.node import Node
 from guardsearch.search.state import Table, Termination
-from guardsearch.search.strategies.base import register_strategy
+from guardsearch.search.strategies.base import register_strategy, rmax_at
+
+DEFAULT_RMAX = 2  # expansions per node when neither the search nor the space says
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -42,6 +44,9 @@ class AStarOptions:
     raised by `retry_penalty` per failed expansion, so a retry competes with the other
     open nodes); `stop_at_first_goal` ends at the first goal generated (cheapest)
     instead of when it is popped.
+
+    `rmax` None: the space's `level_rmax` (a `StepSpace` step's `rmax`), else
+    `DEFAULT_RMAX`.
 
     `reopen`: when the open set runs dry, re-open the expanded nodes with expansions
     left (f raised by `retry_penalty` per expansion) instead of ending `all_pruned`.
@@ -53,7 +58,7 @@ class AStarOptions:
     g_weight: float = 0.1
     cost: Callable[[Node], float] | None = None
     width: int | None = None
-    rmax: int = 2
+    rmax: int | None = None
     retry_penalty: float = 0.5
     stop_at_first_goal: bool = True
     reopen: bool = False
@@ -64,7 +69,7 @@ class AStarOptions:
             raise ConfigError(f"g_weight must be >= 0, got {self.g_weight}")
         if self.width is not None and self.width < 1:
             raise ConfigError(f"width must be >= 1 or None, got {self.width}")
-        if self.rmax < 1:
+        if self.rmax is not None and self.rmax < 1:
             raise ConfigError(f"rmax must be >= 1, got {self.rmax}")
         if self.retry_penalty < 0:
             raise ConfigError(f"retry_penalty must be >= 0, got {self.retry_penalty}")
@@ -126,7 +131,8 @@ class AStar:
             return "success"
         data["current"] = None
         # An exhausted node (its space had nothing new to propose) is not retried.
-        if not viable and node.expansions < options.rmax and not expansion.exhausted:
+        rmax = rmax_at(engine, options.rmax, node.depth, DEFAULT_RMAX)
+        if not viable and node.expansions < rmax and not expansion.exhausted:
             feedback = engine.failure_of(expansion).feedback
             engine.add_feedback(node, feedback)
             f = self.retry_f(node, options)
@@ -155,7 +161,8 @@ class AStar:
         with a finite h ever entered the open set, so none of these is pruned.)"""
         reopened = []
         for node in engine.tree.nodes.values():
-            if node.status in ("expanded", "root") and node.expansions < options.rmax:
+            rmax = rmax_at(engine, options.rmax, node.depth, DEFAULT_RMAX)
+            if node.status in ("expanded", "root") and node.expansions < rmax:
                 _push(engine, [self.retry_f(node, options), _seq(node), node.id], retry=True)
                 reopened.append(node.id)
         if reopened:

@@ -60,3 +60,14 @@ def strategy_names() -> list[str]:
 
 def option_names(options_type: type[Any]) -> set[str]:
     return {f.name for f in dataclasses.fields(options_type)}
+
+
+def rmax_at(engine: Engine, rmax: int | None, depth: int, default: int) -> int:
+    """The expansions a node at `depth` gets: the search's `rmax` option when given,
+    else the space's (`level_rmax`: a `StepSpace` step's `rmax`), else the strategy's
+    `default` (docs/search.md, "Which rmax applies")."""
+    if rmax is not None:
+        return rmax
+    own = getattr(engine.space, "level_rmax", None)
+    found = own(depth) if callable(own) else None
+    return found if isinstance(found, int) and found >= 1 else default

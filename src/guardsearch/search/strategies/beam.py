@@ -24,24 +24,28 @@ from dataclasses import dataclass
 from guardsearch.core.errors import ConfigError
 from guardsearch.search.expand import Engine, order_key
 from guardsearch.search.state import Table, Termination
-from guardsearch.search.strategies.base import register_strategy
+from guardsearch.search.strategies.base import register_strategy, rmax_at
+
+DEFAULT_RMAX = 1  # expansions per node when neither the search nor the space says
 
 
 @dataclass(frozen=True, kw_only=True)
 class BeamOptions:
-    """`width`: children kept per level (None keeps all); `rmax`: expansions per node;
+    """`width`: children kept per level (None keeps all); `rmax`: expansions per node
+    (None: the space's `level_rmax`, e.g. a `StepSpace` step's `rmax`, else
+    `DEFAULT_RMAX`);
     `prefetch`: with concurrency > 1, start the proposer calls of the level's next
     nodes while the current one is judged (faster; when a goal ends the level, the
     calls already made for the nodes after it are paid for and unused)."""
 
     width: int | None = 5
-    rmax: int = 1
+    rmax: int | None = None
     prefetch: bool = False
 
     def __post_init__(self) -> None:
         if self.width is not None and self.width < 1:
             raise ConfigError(f"width must be >= 1 or None, got {self.width}")
-        if self.rmax < 1:
+        if self.rmax is not None and self.rmax < 1:
             raise ConfigError(f"rmax must be >= 1, got {self.rmax}")
 
 
@@ -75,7 +79,7 @@ class Beam:
         if goals:
             engine.state.goal = goals[0].id
             return "success"
-        if not viable and node.expansions < options.rmax:
+        if not viable and node.expansions < rmax_at(engine, options.rmax, node.depth, DEFAULT_RMAX):
             feedback = engine.failure_of(expansion).feedback
             engine.add_feedback(node, feedback)
             engine.trace.emit("retry", step=node.step, node=node.id, feedback=feedback)

@@ -37,7 +37,7 @@ plus `success` (a goal) and the driver's `budget_exhausted`/`cancelled`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from guardsearch.core.budget import StepBudget
@@ -76,14 +76,20 @@ class DFSOptions:
     regeneration always gets fresh seeds; at temperature 0 a greedy model answers the
     same again whatever the seed, so set a small value (e.g. 0.3) to let it vary. Never
     applied unless you set it.
+
+    `rmax`: attempts per visit of every level, over what `budgets` or the space says
+    (the same option as the other strategies' `rmax`; None: the level's own).
     """
 
     heuristic: Heuristic = field(default_factory=RuleHeuristic)
     budgets: Budgets = None
+    rmax: int | None = None
     prefer_siblings: bool = False
     duplicate_temperature: float | None = None
 
     def __post_init__(self) -> None:
+        if self.rmax is not None and self.rmax < 1:
+            raise ConfigError(f"rmax must be >= 1, got {self.rmax}")
         if self.duplicate_temperature is not None and self.duplicate_temperature < 0:
             raise ConfigError(
                 f"duplicate_temperature must be >= 0, got {self.duplicate_temperature}"
@@ -131,6 +137,13 @@ def _shift(engine: Engine, node: Node, frame: dict[str, Any]) -> int:
 NO_NEW_OUTPUT = "no new output: every regeneration repeated an earlier output"
 
 
+class _GoOn:
+    """What a part of `DFS.step` returns when it did not end the step."""
+
+
+_GO_ON = _GoOn()
+
+
 class DFS:
     name = "dfs"
     Options = DFSOptions
@@ -143,15 +156,26 @@ class DFS:
         }
 
     async def step(self, engine: Engine, options: DFSOptions) -> Termination | None:
-        data = engine.state.data
-        stack: list[dict[str, Any]] = data["stack"]
+        """One unit of work: descend into a child already paid for (`_choose`), or open
+        or close a visit of the top level (`_visit`), then expand its node and act on
+        what came back (`_expand`): descend, retry, or backtrack (`_backtrack_or_retry`)."""
+        stack: list[dict[str, Any]] = engine.state.data["stack"]
         if not stack:
             return "all_pruned"
-        frame = stack[-1]
-        node = engine.node(frame["node"])
-        level = node.depth
+        chosen = self._choose(engine, stack)
+        if not isinstance(chosen, _GoOn):
+            return chosen
+        limited = self._visit(engine, options, stack)
+        if not isinstance(limited, _GoOn):
+            return limited
+        return await self._expand(engine, options, stack)
 
-        while frame["pending"]:  # siblings already generated: no call needed
+    def _choose(self, engine: Engine, stack: list[dict[str, Any]]) -> Termination | _GoOn | None:
+        """Take the top frame's next pending child (siblings already generated: no call):
+        a goal ends the search, an open child is descended into. `_GO_ON` when none is
+        left."""
+        frame = stack[-1]
+        while frame["pending"]:
             child = engine.node(frame["pending"].pop(0))
             if child.status == "goal":
                 engine.state.goal = child.id
@@ -160,37 +184,61 @@ class DFS:
                 stack.append(_frame(child.id))
                 engine.trace.emit("phase", node=child.id, step=child.step, action="descend")
                 return None
+        return _GO_ON
 
+    def _budget(self, engine: Engine, options: DFSOptions, level: int) -> StepBudget:
         budget = level_budget(engine.space, options.budgets, level)
-        key = str(level)
-        if not frame["in_visit"]:
-            if (
-                options.prefer_siblings
-                and frame["visits"] > 0
-                and any(f["pending"] for f in stack[:-1])
-            ):
-                why = "its children failed; untried alternatives remain above"
-                verdict = GuardResult.fail(why, "dfs")
-                return self._fail_up(
-                    engine, options, stack, verdict, "pruned", amend=False, rule="prefer siblings"
-                )
-            used = data["visits"].get(key, 0)
-            if used >= 1 + budget.backtrack_budget:
-                why = f"level {engine.space.level(level)} was visited {used} times (limit)"
-                verdict = GuardResult.fail(why, "dfs")
-                return self._fail_up(
-                    engine, options, stack, verdict, "ceiling", amend=False, limit="visits"
-                )
-            data["visits"][key] = used + 1
-            frame["visits"] += 1
-            frame["in_visit"], frame["attempts"] = True, 0
-            frame["last"], frame["repeat"] = "", False
-            engine.clear_feedback(node)
-        elif frame["attempts"] >= budget.rmax:
+        return budget if options.rmax is None else replace(budget, rmax=options.rmax)
+
+    def _visit(
+        self, engine: Engine, options: DFSOptions, stack: list[dict[str, Any]]
+    ) -> Termination | _GoOn | None:
+        """Open a visit of the top frame's level, or give up on it when the visit's
+        `rmax`, the level's visits or a preference for siblings above says so; `_GO_ON`
+        when the node is to be expanded."""
+        data, frame = engine.state.data, stack[-1]
+        node = engine.node(frame["node"])
+        level = node.depth
+        budget = self._budget(engine, options, level)
+        if frame["in_visit"]:
+            if frame["attempts"] < budget.rmax:
+                return _GO_ON
             last = frame["last"] or (NO_NEW_OUTPUT if frame.get("repeat") else "")
             verdict = GuardResult.fail(last or "retries exhausted", "dfs")
             return self._fail_up(engine, options, stack, verdict, "ceiling", limit="retries")
+        if (
+            options.prefer_siblings
+            and frame["visits"] > 0
+            and any(f["pending"] for f in stack[:-1])
+        ):
+            why = "its children failed; untried alternatives remain above"
+            verdict = GuardResult.fail(why, "dfs")
+            return self._fail_up(
+                engine, options, stack, verdict, "pruned", amend=False, rule="prefer siblings"
+            )
+        used = data["visits"].get(str(level), 0)
+        if used >= 1 + budget.backtrack_budget:
+            why = f"level {engine.space.level(level)} was visited {used} times (limit)"
+            verdict = GuardResult.fail(why, "dfs")
+            return self._fail_up(
+                engine, options, stack, verdict, "ceiling", amend=False, limit="visits"
+            )
+        data["visits"][str(level)] = used + 1
+        frame["visits"] += 1
+        frame["in_visit"], frame["attempts"] = True, 0
+        frame["last"], frame["repeat"] = "", False
+        engine.clear_feedback(node)
+        return _GO_ON
 
+    async def _expand(
+        self, engine: Engine, options: DFSOptions, stack: list[dict[str, Any]]
+    ) -> Termination | None:
+        """Expand the top frame's node once and act on the children: a goal ends the
+        search, viable ones become pending, a repeat-only attempt is retried with fresh
+        seeds, and a failure goes to `_backtrack_or_retry`."""
+        data, frame = engine.state.data, stack[-1]
+        node = engine.node(frame["node"])
+        key = str(node.depth)
         heat = options.duplicate_temperature if frame.get("repeat") else None
         expansion = await engine.expand(
             node, temperature=heat, seed_shift=_shift(engine, node, frame)
@@ -202,7 +250,7 @@ class DFS:
             frame["fresh"], frame["repeat"] = int(frame.get("fresh", 0)) + 1, True
             engine.trace.emit(
                 "retry",
-                step=engine.space.level(level),
+                step=engine.space.level(node.depth),
                 node=node.id,
                 attempt=frame["attempts"] + 1,
                 reason="duplicate",
@@ -220,7 +268,17 @@ class DFS:
         if viable:
             frame["pending"] = [c.id for c in viable]
             return None
+        return await self._backtrack_or_retry(engine, options, stack, expansion)
 
+    async def _backtrack_or_retry(
+        self, engine: Engine, options: DFSOptions, stack: list[dict[str, Any]], expansion: Any
+    ) -> Termination | None:
+        """Every candidate of the attempt failed: the space (`backtrack_depth`), else the
+        heuristic, says how far up the cause lies; retry here with the feedback, or
+        backtrack to that ancestor, or give up."""
+        frame = stack[-1]
+        node = engine.node(frame["node"])
+        level = node.depth
         verdict = engine.failure_of(expansion)
         frame["last"] = verdict.feedback
         failure = Failure(

@@ -29,6 +29,7 @@ from guardsearch.core.digest import stable_digest
 from guardsearch.core.errors import ConfigError
 from guardsearch.core.guard_result import GuardResult
 from guardsearch.guards.code_tests import Case
+from guardsearch.guards.isolation import ensure_isolation
 from guardsearch.guards.sandbox import Limits, decode, encode
 from guardsearch.search.expand import Engine
 from guardsearch.search.node import Node
@@ -50,6 +51,11 @@ from guardsearch.search.strategies.base import register_strategy
 _FAULT_SEEDS = 1000
 
 
+# What a sandbox process may be given at most, from any caller (the HTTP service caps
+# these lower still: server/solve.py).
+SANDBOX_RANGES = (("cpu_seconds", 1, 600), ("memory_mb", 64, 8192), ("wall_seconds", 0.1, 600))
+
+
 @dataclass(frozen=True, kw_only=True)
 class ProgramOptions:
     """`samples` independent samples per function, then `retries` with feedback
@@ -63,7 +69,7 @@ class ProgramOptions:
 
     samples: int = 3
     retries: int = 3
-    feedback: bool = True
+    feedback: bool = False  # bare retry: accepted 9 of 10 runs vs 4 of 10 (docs/program.md)
     backtracks: int = 1
     search: str = "bfs"  # plain str: a durable run's JSON options may set it
     rewrites: int = 2
@@ -83,6 +89,10 @@ class ProgramOptions:
             )
         if self.max_states < 1:
             raise ConfigError(f"max_states must be >= 1, got {self.max_states}")
+        for name, low, high in SANDBOX_RANGES:
+            value = getattr(self, name)
+            if not low <= value <= high:
+                raise ConfigError(f"{name} must be between {low} and {high}, got {value}")
 
     def limits(self) -> Limits:
         return Limits(
@@ -114,6 +124,7 @@ class Program:
 
     def start(self, engine: Engine, options: ProgramOptions) -> None:
         domain = _domain(engine)  # fail fast on a space that cannot be served
+        ensure_isolation()  # ... and where the OS cannot confine the code it writes
         if options.search == "astar" and domain.heuristic is None:
             raise ConfigError(f"search 'astar' needs a heuristic; {domain.name!r} has none")
         sources: dict[str, str] = {}

@@ -16,18 +16,22 @@ from guardsearch.core.errors import ConfigError
 from guardsearch.search.expand import Engine, order_key
 from guardsearch.search.node import Node
 from guardsearch.search.state import Termination
-from guardsearch.search.strategies.base import register_strategy
+from guardsearch.search.strategies.base import register_strategy, rmax_at
+
+DEFAULT_RMAX = 3  # expansions per level when neither the search nor the space says
 
 
 @dataclass(frozen=True, kw_only=True)
 class RefineOptions:
-    """`rmax`: expansions per level; `target_score`: keep refining goals below it."""
+    """`rmax`: expansions per level (None: the space's `level_rmax`, e.g. a
+    `StepSpace` step's `rmax`, else `DEFAULT_RMAX`); `target_score`: keep refining
+    goals below it."""
 
-    rmax: int = 3
+    rmax: int | None = None
     target_score: float | None = None
 
     def __post_init__(self) -> None:
-        if self.rmax < 1:
+        if self.rmax is not None and self.rmax < 1:
             raise ConfigError(f"rmax must be >= 1, got {self.rmax}")
         if self.target_score is not None and not 0.0 <= self.target_score <= 1.0:
             raise ConfigError(f"target_score must be in 0..1, got {self.target_score}")
@@ -53,7 +57,7 @@ class Refine:
     async def step(self, engine: Engine, options: RefineOptions) -> Termination | None:
         data = engine.state.data
         node = engine.node(data["current"])
-        if node.expansions >= options.rmax:
+        if node.expansions >= rmax_at(engine, options.rmax, node.depth, DEFAULT_RMAX):
             if data["best"] is not None:
                 engine.state.goal = data["best"]
                 return "success"

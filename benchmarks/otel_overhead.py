@@ -1,0 +1,210 @@
+"""What OpenTelemetry tracing costs the search engine (docs/observability.md).
+
+The engine benchmark of overhead.py (a zero-latency scripted model, three children per
+expansion) in alternating turns, each turn its own process:
+
+- `base`: a checkout from before tracing existed (`--base-src DIR`), nothing set;
+- `off`: this tree with no endpoint (tracing off: must cost what `base` costs);
+- `otlp`: this tree with `OTEL_EXPORTER_OTLP_ENDPOINT` set, so every run's spans go over
+  OTLP/HTTP (protobuf, the SDK's batching processor) to a receiver on 127.0.0.1 that
+  decodes every request and counts the spans (all of them must arrive).
+
+Per strategy it reports µs per expansion: `search` (the search call) and, for `otlp`,
+`with_export` (the search plus flushing every span to the receiver, i.e. the whole CPU
+cost of the export). With `--delay-ms`, the scripted model takes that long per call.
+
+    python benchmarks/otel_overhead.py [--rounds 6] [--expansions 2000] [--base-src DIR]
+        [--delay-ms 0] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+SRC = HERE.parent / "src"
+STRATEGIES = ("bfs", "astar")
+
+
+def turn(expansions: int, delay_ms: float) -> dict[str, Any]:
+    """One turn in this process: each strategy's search timed, then the export flushed."""
+    sys.path.insert(0, str(HERE))
+    import overhead
+
+    from guardsearch.models.scripted import ScriptedModel
+    from guardsearch.search import search
+
+    async def run(strategy: str) -> tuple[float, int]:
+        model = ScriptedModel(overhead._propose, delay_s=delay_ms / 1000)
+        started = time.perf_counter()
+        result = await search(
+            overhead.WideSpace(), strategy, model=model, max_expansions=expansions
+        )
+        return time.perf_counter() - started, result.expansions
+
+    counted = _count_spans()
+    asyncio.run(run("bfs"))  # warm up (imports, caches)
+    out: dict[str, Any] = {}
+    for strategy in STRATEGIES:
+        seconds, done = asyncio.run(run(strategy))
+        flushed = seconds + _flush()
+        out[strategy] = {
+            "search": round(1e6 * seconds / done, 1),
+            "with_export": round(1e6 * flushed / done, 1),
+        }
+    out["tracing"] = "opentelemetry.sdk" in sys.modules
+    out["spans"] = counted[0] if counted else 0
+    return out
+
+
+def _count_spans() -> list[int]:
+    """A list whose one number counts the spans ended (empty with tracing off)."""
+    if "opentelemetry.sdk" not in sys.modules:
+        return []
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import SpanProcessor
+
+    count = [0]
+
+    class Count(SpanProcessor):
+        def on_end(self, span: Any) -> None:
+            count[0] += 1
+
+    trace.get_tracer_provider().add_span_processor(Count())  # type: ignore[attr-defined]
+    return count
+
+
+def _flush() -> float:
+    """Seconds to push every span still queued to the receiver (0 with tracing off)."""
+    if "opentelemetry.sdk" not in sys.modules:
+        return 0.0
+    from opentelemetry import trace
+
+    started = time.perf_counter()
+    trace.get_tracer_provider().force_flush(60_000)  # type: ignore[attr-defined]
+    return time.perf_counter() - started
+
+
+class Receiver:
+    """An OTLP/HTTP trace receiver in a thread: counts the spans it decodes."""
+
+    def __init__(self) -> None:
+        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+            ExportTraceServiceRequest,
+        )
+
+        self.spans = 0
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                request = ExportTraceServiceRequest()
+                request.ParseFromString(body)
+                receiver.spans += sum(
+                    len(s.spans) for r in request.resource_spans for s in r.scope_spans
+                )
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+def run_turn(mode: str, args: argparse.Namespace, receiver: Receiver) -> dict[str, Any]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    env["PYTHONPATH"] = str(args.base_src if mode == "base" else SRC)
+    if mode == "otlp":
+        env["OTEL_EXPORTER_OTLP_ENDPOINT"] = receiver.url
+        env["OTEL_BSP_MAX_QUEUE_SIZE"] = "1000000"  # keep every span: none dropped
+    command = [sys.executable, __file__, "--turn", "--expansions", str(args.expansions)]
+    command += ["--delay-ms", str(args.delay_ms)]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
+    if done.returncode != 0:
+        raise SystemExit(f"{mode} turn failed: {done.stderr[-2000:]}")
+    result: dict[str, Any] = json.loads(done.stdout)
+    if result["tracing"] != (mode == "otlp"):
+        raise SystemExit(f"{mode} turn: tracing was {'on' if result['tracing'] else 'off'}")
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--expansions", type=int, default=2000)
+    parser.add_argument("--delay-ms", type=float, default=0.0)
+    parser.add_argument("--base-src", type=Path, default=None)
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--turn", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.turn:
+        print(json.dumps(turn(args.expansions, args.delay_ms)))
+        return
+    modes = (["base"] if args.base_src else []) + ["off", "otlp"]
+    receiver = Receiver()
+    turns: dict[str, list[dict[str, Any]]] = {m: [] for m in modes}
+    for _ in range(args.rounds):
+        for mode in modes:  # alternating: every mode sees the same load, round by round
+            turns[mode].append(run_turn(mode, args, receiver))
+    report: dict[str, Any] = {
+        "rounds": args.rounds,
+        "expansions": args.expansions,
+        "delay_ms": args.delay_ms,
+        "spans_received": receiver.spans,
+        "load_avg": os.getloadavg()[0],
+        "us_per_expansion": {},
+    }
+    for mode in modes:
+        for strategy in STRATEGIES:
+            for measure in ("search", "with_export"):
+                values = [t[strategy][measure] for t in turns[mode]]
+                report["us_per_expansion"][f"{mode}/{strategy}/{measure}"] = {
+                    "best": min(values),
+                    "median": round(statistics.median(values), 1),
+                }
+    report["overhead_pct"] = overheads(report["us_per_expansion"], modes)
+    report["spans_made"] = sum(t["spans"] for t in turns["otlp"])
+    if report["spans_made"] != receiver.spans:
+        raise SystemExit(f"made {report['spans_made']} spans, received {receiver.spans}")
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return
+    for key, row in report["us_per_expansion"].items():
+        print(f"{key:28} best {row['best']:>8} µs  median {row['median']:>8} µs")
+    for key, pct in report["overhead_pct"].items():
+        print(f"{key:28} {pct:+.1f} %")
+    print(f"spans received: {receiver.spans}")
+
+
+def overheads(table: dict[str, dict[str, float]], modes: list[str]) -> dict[str, float]:
+    """Each mode's median against `off` (and `off` against `base`), in percent."""
+    out = {}
+    for strategy in STRATEGIES:
+        off = table[f"off/{strategy}/search"]["median"]
+        if "base" in modes:
+            base = table[f"base/{strategy}/search"]["median"]
+            out[f"off vs base/{strategy}"] = round(100 * (off / base - 1), 1)
+        for measure in ("search", "with_export"):
+            on = table[f"otlp/{strategy}/{measure}"]["median"]
+            out[f"otlp vs off/{strategy}/{measure}"] = round(100 * (on / off - 1), 1)
+    return out
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,150 @@
+"""The checks of a free task's plan, as plain functions over a `Plan` and a `TaskSpec`
+(task_guards.py turns them into a guard; the free recon guard uses the action checks).
+
+Each returns what is wrong in words a model can act on (None or empty: nothing).
+"""
+
+from __future__ import annotations
+
+from guardsearch.apps.plan.plan_format import Plan, PlanStep
+from guardsearch.apps.plan.task_spec import Constraint, Dependency, TaskSpec
+from guardsearch.apps.plan.task_text import number_text, with_compounds, words
+
+# Verbs that name no particular action: a step "handle_catering" says nothing done.
+VAGUE_VERBS = frozenset(
+    words(
+        "handle manage deal work process complete finish execute perform start begin "
+        "continue proceed address ensure"
+    )
+)
+
+
+RESTATE_SHARE = 0.6
+
+
+def step_words(step: PlanStep) -> tuple[str, ...]:
+    """What a step says, normalised: its action and its detail."""
+    return words(f"{step.action} {step.detail or ''}")
+
+
+def action_problem(action: str) -> str | None:
+    """Why the action name `action` is not an action on an object (None: it is)."""
+    act = words(action)
+    if len(act) < 2:
+        return "names no action on an object (write verb_object, like book_venue)"
+    if act[0] in VAGUE_VERBS:
+        return "is vague: name what is done, not that it is handled"
+    return None
+
+
+def restates(step: PlanStep, task_words: tuple[str, ...]) -> bool:
+    """Is the step the whole task again (most of the task's words, like
+    "organize: organize a one-day offsite for 12 people in Lisbon ...")?"""
+    have = set(step_words(step))
+    wanted = set(task_words)
+    return len(wanted) >= 4 and len(wanted & have) >= RESTATE_SHARE * len(wanted)
+
+
+def concreteness(step: PlanStep, task_words: tuple[str, ...]) -> str | None:
+    """Why `step` is not a concrete action on an object (None: it is)."""
+    label = f"step {step.id} ({step.action})"
+    wrong = action_problem(step.action)
+    if wrong:
+        return f"{label} {wrong}"
+    if restates(step, task_words):
+        return f"{label} restates the whole task: name one concrete part of it"
+    if len(words(step.detail or "")) < 2:
+        return f"{label} has no detail: say what exactly (which thing, where, how many)"
+    return None
+
+
+def same_action(a: str) -> tuple[str, ...]:
+    """The normalised action: `book_venue`, `book_the_venue` and `venue_book` are one."""
+    return tuple(sorted(set(words(a))))
+
+
+def repeated(plan: Plan) -> list[str]:
+    """Steps doing an action an earlier step already does (normalised)."""
+    seen: dict[tuple[str, ...], PlanStep] = {}
+    out = []
+    for step in plan.steps:
+        key = same_action(step.action)
+        first = seen.setdefault(key, step)
+        if first is not step:
+            out.append(f"step {step.id} ({step.action}) repeats step {first.id} ({first.action})")
+    return out
+
+
+def addressed(constraint: Constraint, plan: Plan) -> bool:
+    """Does some step mention one of the constraint's terms?"""
+    said = [with_compounds(step_words(s)) for s in plan.steps]
+    return any(all(w in have for w in alt) for alt in constraint.alternatives() for have in said)
+
+
+def budget_problem(constraint: Constraint, plan: Plan) -> tuple[bool, str | None]:
+    """(addressed, what is wrong): steps' costs, when given, must add up to at most the
+    budget; with none given, a step must mention the amount."""
+    costs = [s.cost for s in plan.steps if s.cost is not None]
+    if not costs:
+        return addressed(constraint, plan), None
+    total = sum(costs)
+    limit = constraint.value
+    if limit is not None and total > limit:
+        unit = f" {constraint.unit}" if constraint.unit else ""
+        return True, (
+            f"the steps' costs add up to {number_text(total)}{unit}, over the budget of "
+            f"{number_text(limit)}{unit}: lower or drop costs"
+        )
+    return True, None
+
+
+def does(step: PlanStep, phrase: str) -> bool:
+    """Does `step` do `phrase` (has at least half of its words)?"""
+    wanted = words(phrase)
+    have = set(step_words(step))
+    return bool(wanted) and 2 * sum(1 for w in wanted if w in have) >= len(wanted)
+
+
+def order_problem(dep: Dependency, plan: Plan) -> str | None:
+    line = plan.main_line()
+    first = next((i for i, s in enumerate(line) if does(s, dep.before)), None)
+    then = next((i for i, s in enumerate(line) if does(s, dep.after)), None)
+    stated = f"the task says {dep.before!r} before {dep.after!r}"
+    if first is None or then is None:
+        missing = dep.before if first is None else dep.after
+        return f"{stated}, but no step does {missing!r}"
+    if first > then:
+        return (
+            f"{stated}, but step {line[then].id} ({line[then].action}) comes before "
+            f"step {line[first].id} ({line[first].action}): move it after"
+        )
+    return None
+
+
+def _term(constraint: Constraint) -> str:
+    alts = constraint.terms or [constraint.text]
+    return alts[0] if constraint.kind != "budget" else number_text(constraint.value or 0)
+
+
+def constraint_problems(spec: TaskSpec, plan: Plan) -> tuple[int, list[str]]:
+    """How many constraints are addressed, and the feedback for the rest."""
+    missing: list[str] = []
+    other: list[str] = []
+    met = 0
+    for c in spec.constraints:
+        if c.kind == "budget":
+            ok, wrong = budget_problem(c, plan)
+            other += [wrong] if wrong else []
+        else:
+            ok = addressed(c, plan)
+        met += ok
+        if not ok:
+            missing.append(f"{c.describe()} (say {_term(c)!r})")
+    out = other
+    if missing:
+        out = [
+            f"constraints addressed by no step: {'; '.join(missing)}. Fix: put each in the "
+            "detail of the step that handles it",
+            *other,
+        ]
+    return met - len(other), out

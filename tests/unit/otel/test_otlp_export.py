@@ -1,0 +1,113 @@
+"""Real exports: `guardsearch solve game24` with an OTLP endpoint in its environment sends
+its spans to a receiver on 127.0.0.1; without one, opentelemetry is never imported."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from otlp_receiver import otlp_receiver
+
+OTEL_VARS = (
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    "OTEL_SDK_DISABLED",
+)
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in OTEL_VARS}
+    env["PYTHONPATH"] = str(Path(__file__).parents[3] / "src")
+    env.update(extra)
+    return env
+
+
+def _solve(env: dict[str, str], *args: str, timeout: float = 120) -> dict:  # type: ignore[type-arg]
+    command = [sys.executable, "-m", "guardsearch", "solve", "game24", "4 5 6 10", "--json"]
+    done = subprocess.run(
+        [*command, "--quiet", *args], env=env, capture_output=True, text=True, timeout=timeout
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+def _scripted(tmp_path: Path) -> str:
+    path = tmp_path / "answers.json"
+    steps = (["5 * 6"], ["30 - 10"], ["4 + 20"])
+    path.write_text(json.dumps([json.dumps({"steps": s}) for s in steps]))
+    return f"scripted:{path}"
+
+
+def _check_tree(spans: list[dict], payload: dict) -> None:  # type: ignore[type-arg]
+    runs = [s for s in spans if s["name"] == "invoke_workflow search"]
+    assert len(runs) == 1
+    run = runs[0]
+    assert run["parent_id"] == ""
+    assert run["resource"]["service.name"] == "guardsearch"
+    assert run["scope"] == "guardsearch"
+    assert run["attributes"]["guardsearch.stop_reason"] == "success"
+    assert {s["trace_id"] for s in spans} == {run["trace_id"]}
+    calls = [s for s in spans if s["name"].startswith("chat ")]
+    assert len(calls) == payload["calls"]
+    tokens = sum(
+        c["attributes"]["gen_ai.usage.input_tokens"] + c["attributes"]["gen_ai.usage.output_tokens"]
+        for c in calls
+    )
+    assert tokens == payload["tokens"]
+    expansions = {s["span_id"] for s in spans if s["name"].startswith("expansion ")}
+    assert len(expansions) == payload["expansions"]
+    assert all(c["parent_id"] in expansions for c in calls)
+    verdicts = [s for s in spans if s["name"].startswith("guard ")]
+    assert len(verdicts) == payload["nodes"] - 1
+
+
+def test_an_endpoint_in_the_environment_sends_the_runs_spans(tmp_path: Path) -> None:
+    with otlp_receiver() as (url, received):
+        payload = _solve(
+            _env(OTEL_EXPORTER_OTLP_ENDPOINT=url), "--model", _scripted(tmp_path), timeout=60
+        )
+        spans = received.spans()
+    assert payload["succeeded"]
+    _check_tree(spans, payload)
+
+
+def test_without_an_endpoint_nothing_of_opentelemetry_is_imported(tmp_path: Path) -> None:
+    code = f"""
+import asyncio, json, sys
+from guardsearch import Trace, model_from_spec
+from guardsearch.apps.game24 import solve_game24
+trace = Trace()
+out = asyncio.run(solve_game24("4 5 6 10", model=model_from_spec({_scripted(tmp_path)!r}),
+                               trace=trace))
+assert out["succeeded"]
+assert not trace.record_content and not trace.of_kind("note")
+loaded = sorted(m for m in sys.modules if m.startswith("opentelemetry"))
+# FastAPI (0.165 and later) imports the OpenTelemetry API itself; guardsearch adds nothing.
+from guardsearch.server.app import create_app
+create_app(model=model_from_spec({_scripted(tmp_path)!r}))
+ours = sorted(m for m in sys.modules if m.startswith(("opentelemetry.sdk", "guardsearch.otel.")))
+print(json.dumps([loaded, ours]))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=_env(), capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [[], []]
+
+
+@pytest.mark.model
+def test_a_real_embedded_model_run_reaches_the_receiver() -> None:
+    pytest.importorskip("llama_cpp")
+    with otlp_receiver() as (url, received):
+        payload = _solve(_env(OTEL_EXPORTER_OTLP_ENDPOINT=url), timeout=900)
+        spans = received.spans()
+    assert payload["succeeded"], payload
+    _check_tree(spans, payload)
+    call = next(s for s in spans if s["name"].startswith("chat "))
+    assert call["attributes"]["gen_ai.provider.name"] == "llamacpp"
+    assert call["attributes"]["gen_ai.request.model"] == payload["model"]
+    assert call["attributes"]["gen_ai.usage.output_tokens"] > 0

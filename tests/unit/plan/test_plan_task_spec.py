@@ -1,0 +1,228 @@
+"""A free task's spec (what code reads from its text) and the task plan guard's checks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from plan_helpers import step_of
+
+from guardsearch import Artifact, ConfigError, Context, ModelRequest, ScriptedModel
+from guardsearch.apps.plan import plan_search
+from guardsearch.apps.plan.step_guards import AnalysisGuard, ReconGuard
+from guardsearch.apps.plan.task_extract import extract_spec, task_kind
+from guardsearch.apps.plan.task_guards import TaskPlanGuard
+from guardsearch.apps.plan.task_spec import load_spec_file
+from guardsearch.apps.plan.task_text import words
+
+OFFSITE = "Organise a one-day offsite for 12 people in Lisbon with a budget of 2000 euros"
+
+
+def kinds(task: str) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for c in extract_spec(task).constraints:
+        out.setdefault(c.kind, []).extend(c.terms)
+    return out
+
+
+def test_words_normalise_numbers_spellings_and_inflections() -> None:
+    assert words("Twelve guests, 2,000 EUR") == words("12 guest 2000 eur")
+    assert words("organise the party") == words("organize parties")
+    assert words("an hour") == ("1", "hour")
+    assert words("twenty-five") == ("25",)
+    assert words("2k budget")[0] == "2000"
+
+
+@pytest.mark.parametrize(
+    ("task", "expected"),
+    [
+        (
+            OFFSITE,
+            {"duration": ["1 day"], "people": ["12"], "place": ["Lisbon"], "budget": ["2000"]},
+        ),
+        (
+            "Plan a 5-day trip to Kyoto for two adults in April under $3,000",
+            {"duration": ["5 day"], "place": ["Kyoto"], "people": ["2"], "date": ["April"],
+             "budget": ["3000"]},
+        ),
+        (
+            "Cook a vegan dinner for 6 on Friday and write a shopping list",
+            {"people": ["6"], "date": ["Friday"], "deliverable": ["shopping list"]},
+        ),
+        (
+            "Renovate the kitchen in 6 weeks with new cabinets",
+            {"duration": ["6 week"], "deliverable": ["cabinets"]},
+        ),
+        (
+            "Move 2 TB of data from MySQL to Amazon RDS over a weekend",
+            {"quantity": ["2"], "place": ["MySQL", "Amazon RDS"], "duration": ["weekend"]},
+        ),
+    ],
+)  # fmt: skip
+def test_code_reads_constraints_of_any_kind_of_task(
+    task: str, expected: dict[str, list[str]]
+) -> None:
+    found = kinds(task)
+    for kind, terms in expected.items():
+        for term in terms:
+            assert term in found.get(kind, []), (kind, term, found)
+
+
+def test_a_rate_is_not_a_duration_and_a_deadline_is_not_an_order() -> None:
+    found = kinds("Find a job in 3 months by sending 5 applications a week")
+    assert found["duration"] == ["3 month"] and found["quantity"] == ["5"]
+    assert extract_spec("Renew the certificates before they expire on Friday").order == []
+    spec = extract_spec("Back up the photos before wiping the laptop, then reinstall Windows")
+    assert [(d.before, d.after) for d in spec.order] == [
+        ("Back up the photos", "wiping the laptop"),
+        ("wiping the laptop", "reinstall Windows"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("task", "kind"),
+    [
+        (OFFSITE, "event"),
+        ("Plan a week-long road trip around Scotland", "trip"),
+        ("Upgrade the database from Postgres 12 to 16", "data_migration"),
+        ("Bake a chocolate cake that serves 8", "recipe"),
+        ("Contain a phishing attack on 30 accounts", "incident_response"),
+        ("Adopt a rescue dog", "other"),
+    ],
+)
+def test_the_kind_of_task_comes_from_its_words(task: str, kind: str) -> None:
+    assert task_kind(task) == kind
+
+
+def step(ident: int, action: str, detail: str = "", cost: int | None = None) -> dict[str, object]:
+    out: dict[str, object] = {"id": f"s{ident}", "action": action, "retry_budget": 1}
+    if detail:
+        out["detail"] = detail
+    if cost is not None:
+        out["cost"] = cost
+    return out
+
+
+async def judge(task: str, *steps: dict[str, object]) -> tuple[bool, dict[str, str], float]:
+    plan = {"steps": list(steps)}
+    verdict = await TaskPlanGuard(None, spec=extract_spec(task)).check(
+        Artifact(id="p", step="plan", text=json.dumps(plan), value=plan), Context(objective=task)
+    )
+    failed = {c.name: c.detail for c in verdict.checks if not c.passed}
+    return verdict.passed, failed, verdict.score or 0.0
+
+
+async def test_a_plan_covering_the_task_passes() -> None:
+    passed, failed, score = await judge(
+        OFFSITE,
+        step(1, "book_venue", "a room in Lisbon for twelve", 900),
+        step(2, "order_catering", "lunch for the whole day", 500),
+        step(3, "plan_agenda", "talks for the one-day offsite"),
+    )
+    assert passed and not failed and score == 1.0
+
+
+async def test_each_missing_constraint_is_named() -> None:
+    passed, failed, _ = await judge(
+        OFFSITE,
+        step(1, "book_venue", "a room in Lisbon"),
+        step(2, "order_food", "sandwiches and coffee"),
+    )
+    assert not passed and set(failed) == {"constraints"}
+    assert "12 people (say '12')" in failed["constraints"]
+    assert "one-day" in failed["constraints"] and "Lisbon" not in failed["constraints"]
+
+
+async def test_costs_over_the_budget_fail_even_when_every_step_names_it() -> None:
+    _, failed, _ = await judge(
+        OFFSITE,
+        step(1, "book_venue", "Lisbon room for 12, one day", 1500),
+        step(2, "order_catering", "lunch for 12", 800),
+    )
+    assert "costs add up to 2300 EUR, over the budget of 2000 EUR" in failed["constraints"]
+
+
+async def test_repeats_vague_steps_and_a_broken_order_are_named() -> None:
+    task = "Back up the photos before wiping the laptop"
+    passed, failed, _ = await judge(
+        task,
+        step(1, "wipe_laptop", "erase the disk fully"),
+        step(2, "backup_photos", "copy the photos to a drive"),
+        step(3, "Backup-Photo", "again to be safe"),
+        step(4, "handle_cables", "unplug them all"),
+        step(5, "laptop", "the old one"),
+    )
+    assert not passed
+    assert "step s3 (Backup-Photo) repeats step s2 (backup_photos)" in failed["no_repeats"]
+    assert "s4 (handle_cables) is vague" in failed["concrete"]
+    assert "s5 (laptop) names no action on an object" in failed["concrete"]
+    assert "step s1 (wipe_laptop) comes before step s2 (backup_photos)" in failed["order"]
+
+
+async def test_a_plan_meeting_more_checks_scores_higher() -> None:
+    _, _, worse = await judge(OFFSITE, step(1, "budget"), step(2, "budget"))
+    _, _, better = await judge(OFFSITE, step(1, "book_venue", "a room in Lisbon for 12"))
+    assert 0.34 <= worse < better < 1.0
+
+
+async def test_the_free_analysis_must_name_the_tasks_kind_and_gets_the_fix() -> None:
+    guard = AnalysisGuard(None, extract_spec(OFFSITE))
+    value = {"problem_class": "data_migration", "key_facts": ["offsite_held"]}
+    verdict = await guard.check(
+        Artifact(id="a", step="analysis", text=json.dumps(value), value=value),
+        Context(objective=OFFSITE),
+    )
+    assert not verdict.passed and "Fix: problem_class event" in verdict.feedback
+    assert verdict.patch == ({"op": "replace", "path": "/problem_class", "value": "event"},)
+
+
+async def test_free_recon_lists_actions_on_objects_none_twice() -> None:
+    value = {"actions": ["organize", "book_venue", "venue_book", "budget"]}
+    verdict = await ReconGuard(None, extract_spec(OFFSITE)).check(
+        Artifact(id="r", step="recon", text=json.dumps(value), value=value),
+        Context(objective=OFFSITE),
+    )
+    assert not verdict.passed
+    assert "organize names no action on an object" in verdict.feedback
+    assert "venue_book repeats book_venue" in verdict.feedback
+
+
+def test_a_spec_file_must_be_a_valid_spec(tmp_path: Path) -> None:
+    bad = tmp_path / "spec.yaml"
+    bad.write_text("constraints:\n  - {id: x, kind: colour, text: red}\n")
+    with pytest.raises(ConfigError, match=r"constraints\.0\.kind"):
+        load_spec_file(bad, "Paint the shed")
+    with pytest.raises(ConfigError, match="cannot read spec file"):
+        load_spec_file(tmp_path / "missing.json")
+    empty = tmp_path / "empty.json"
+    empty.write_text('{"kind": "other"}')
+    with pytest.raises(ConfigError, match="has no task"):
+        load_spec_file(empty)
+
+
+async def test_the_search_retries_a_plan_with_the_missing_constraints_named() -> None:
+    analysis = json.dumps({"problem_class": "event", "key_facts": ["offsite_held"]})
+    recon = json.dumps({"actions": ["book_venue", "order_catering"]})
+    strategy = json.dumps(
+        {"approach": "venue first", "rationale": "the venue sets the rest",
+         "order": ["book_venue", "order_catering"]}
+    )  # fmt: skip
+    short = json.dumps({"steps": [step(1, "book_venue", "a room in Lisbon")]})
+    full = json.dumps(
+        {"steps": [step(1, "book_venue", "a Lisbon room for 12 for one day", 900),
+                   step(2, "order_catering", "lunch for 12", 400)]}
+    )  # fmt: skip
+    answers = {"analysis": [analysis], "recon": [recon], "strategy": [strategy],
+               "plan": [short, full]}  # fmt: skip
+
+    def answer(request: ModelRequest) -> str:
+        return answers[step_of(request)].pop(0)
+
+    model = ScriptedModel(answer)
+    result = await plan_search(None, task=OFFSITE, model=model)
+    assert result.succeeded and result.calls == 5
+    retry = " ".join(m.content for m in model.requests[-1].messages)
+    assert "12 people (say '12')" in retry and "one-day" in retry
+    # Every prompt carries the spec, so the model knows what to address.
+    assert "The plan must address each of: one-day; 12 people; Lisbon" in retry
