@@ -554,8 +554,10 @@ def lists(rng: random.Random) -> Iterator[WideQuestion]:
             if len(gold) >= 2:
                 bordered.append((a, gold))
     makers: dict[tuple[str, str], list[str]] = {}
+    titles_of: dict[str, str] = {}
     for a, m in _by_descriptions():
         makers.setdefault((m.group("who"), m.group("kind")), []).append(_clean_name(a.title))
+        titles_of[_clean_name(a.title)] = a.title
     prolific = [(k, v) for k, v in makers.items() if len(v) >= 2]
     rng.shuffle(bordered)
     rng.shuffle(prolific)
@@ -565,7 +567,9 @@ def lists(rng: random.Random) -> Iterator[WideQuestion]:
         )
     for (who, kind), gold in prolific[:12]:
         q = _pick(rng, _WORKS_Q, kind=kind, who=who)
-        yield WideQuestion("", "lists", "works", q, sorted(gold), sorted(gold), need=2)
+        yield WideQuestion(
+            "", "lists", "works", q, sorted(gold), sorted(titles_of[g] for g in gold), need=2
+        )
 
 
 _DEFINE_Q = [

@@ -42,6 +42,7 @@ from guardsearch.core.errors import ConfigError, StepFailed
 from guardsearch.core.source import Source
 from guardsearch.corpus.query import terms
 from guardsearch.loops.research.evidence import (
+    about,
     answer_kind,
     bridges,
     find_answer,
@@ -59,7 +60,7 @@ from guardsearch.steps.step import Step, run_step
 _MARKER = re.compile(r"\[\s*(\d{1,3})\s*\]")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-_PROPER = re.compile(r"\b[A-Z][\w'’-]*")
+_PROPER = re.compile(r"\b(?=[^\W\d_])(?:[A-Z]|[^\x00-\x7f])[\w'’-]*")
 # Sentences about the sources or the research itself ("The sources do not say when.",
 # the degraded-mode note) state no fact a source could back.
 _META = re.compile(
@@ -111,6 +112,23 @@ def cited_ids(answer: str, listed: Sequence[str]) -> list[str]:
     return list(out)
 
 
+def cited_pieces(sentence: str) -> list[tuple[str, list[str]]]:
+    """`sentence` cut after each run of citation markers, with the ids each piece cites
+    ("A was born in 1895 [2] and B in 1762 [3]." -> two pieces); a piece with no words
+    of its own ("1797 [2] [3]") joins the one before it."""
+    out: list[tuple[str, list[str]]] = []
+    start = 0
+    for match in re.finditer(r"(?:\s*\[\s*\d{1,3}\s*\])+", sentence):
+        piece = sentence[start : match.end()].strip(" ,;")
+        ids = markers(match.group(0))
+        if out and not terms(plain(piece)):
+            out[-1] = (out[-1][0] + " " + piece, out[-1][1] + ids)
+        else:
+            out.append((re.sub(r"^(?:and|but|while)\s+", "", piece), ids))
+        start = match.end()
+    return out
+
+
 def cut(text: str, chars: int) -> str:
     """`text` on one line, at most `chars` characters (an ellipsis where it was cut)."""
     flat = " ".join(text.split())
@@ -142,6 +160,8 @@ def without_sentences(text: str, drop: Sequence[str]) -> str:
 def is_factual(sentence: str) -> bool:
     """Does `sentence` state something a source could back (not a remark about the
     sources or the research, not a bare marker)?"""
+    if plain(sentence).strip(" .!,").lower() in ("yes", "no"):
+        return False  # the verdict of a yes/no answer; the sentences after it say why
     return bool(terms(plain(sentence))) and not _META.search(sentence)
 
 
@@ -188,7 +208,7 @@ def lexical_support(claim: str, source: str) -> float:
 
 def subject_terms(question: str) -> list[str]:
     """The question's named subject: its capitalised content words ("Don Giovanni")."""
-    return terms(" ".join(_PROPER.findall(question)))
+    return terms(" ".join(w for w in _PROPER.findall(question) if w[0].isupper()))
 
 
 def subject_coverage(subject: Sequence[str], source: str) -> float:
@@ -237,8 +257,12 @@ def beyond(claim: str, question: str) -> str:
     """The content words of `claim` that are not the question's (the claim itself when
     it adds none: an echo is judged as it is)."""
     asked = {_stem(w) for w in terms(question)}
-    added = [w for w in terms(plain(claim)) if _stem(w) not in asked]
-    return " ".join(added) if added else claim
+    asked_numbers = {n.replace(",", "") for n in _NUMBER.findall(question)}
+    flat = plain(claim)
+    # Numbers whole ("2,874,314", not "2 874 314"), then the words the question lacks.
+    numbers = [n for n in _NUMBER.findall(flat) if n.replace(",", "") not in asked_numbers]
+    added = [w for w in terms(_NUMBER.sub(" ", flat)) if _stem(w) not in asked]
+    return " ".join([*numbers, *added]) if numbers or added else claim
 
 
 def is_short(claim: str) -> bool:
@@ -438,7 +462,7 @@ async def verify_citations(
                 ok = lexical_support(beyond(claim, question), source) >= 0.5
                 # ... and the source must be about most of the question's subject, or be
                 # what a source about it names (the director of the film it asks about).
-                ok = ok and (subject_coverage(subject, source) > 0.5 or source_id in linked)
+                ok = ok and (about(question, source) or source_id in linked)
             if ok and short and lexical:
                 # ... and it must state the fragment as the answer to *this* question:
                 # 1945 is Himmler's death year, not his birth year (evidence.py).
@@ -459,16 +483,30 @@ async def verify_citations(
                 return True
         return False
 
+    async def by_pieces(sentence: str) -> bool:
+        """A sentence citing two sources for two facts ("A was born in 1895 [2] and B in
+        1762 [3]"): each piece, up to its marker, backed by that marker's source."""
+        pieces = cited_pieces(sentence)
+        if len(pieces) < 2:
+            return False
+        for piece, ids in pieces:
+            if not any([await check(piece, i) for i in ids if i in texts]):
+                return False
+        return True
+
     backed: dict[str, bool] = {}
     for source_id in existing:
         claims = [s for s in parts if source_id in markers(s)] or unmarked
-        backed[source_id] = any([await check(c, source_id) for c in claims])
+        pieces = [p for s in claims for p, ids in cited_pieces(s) if source_id in ids]
+        backed[source_id] = any([await check(c, source_id) for c in claims]) or any(
+            [await check(p, source_id) for p in pieces if len(cited_pieces(p)) < 2]
+        )
     unsupported_claims: list[str] = []
     removed: list[str] = []
     for sentence in parts:
         own = [i for i in markers(sentence) if i in texts]
         if own:
-            supported = any([await check(sentence, i) for i in own])
+            supported = any([await check(sentence, i) for i in own]) or await by_pieces(sentence)
         elif len(parts) > 1 and is_factual(sentence):
             supported = await any_source(sentence)
         else:
@@ -480,7 +518,8 @@ async def verify_citations(
     if lexical and question and question_terms(question):
         supporting = [i for i in existing if backed[i]]
         if supporting and not any(
-            i in linked or is_about(question, texts[i], subject) for i in supporting
+            i in linked or about(question, texts[i]) or is_about(question, texts[i], subject)
+            for i in supporting
         ):
             off_topic = tuple(supporting)
             backed = dict.fromkeys(backed, False)

@@ -112,11 +112,11 @@ def fits_kind(answer: str, kind: str) -> str | None:
 _FAMILIES: tuple[frozenset[str], ...] = tuple(
     frozenset(words.split())
     for words in (
-        "born birth birthday",
+        "born birth birthday older younger age",
         "die died dies death dead passed deceased killed executed",
         "found founded founder founding establish established establishment formed created set",
         "build built construct constructed construction completed erected",
-        "publish published publication release released came appeared",
+        "publish published publication release released came appeared _by",
         "premiere premiered premieres performed",
         "reign reigned ruled rule ruler king queen emperor empress pharaoh sultan tsar shah "
         "monarch",
@@ -137,7 +137,7 @@ _FAMILIES: tuple[frozenset[str], ...] = tuple(
         "record recorded recording sang sing singer sung perform performed performer _by",
         "make made makes create created creator produce produced producer _by",
         "capital",
-        "locate located lies situated",
+        "locate located lies situated where _in",
     )
 )
 # Words that name the kind of answer, not the relation ("In which *country* is X?").
@@ -180,7 +180,8 @@ def family(word: str) -> frozenset[str]:
     return frozenset(stem(w) for w in _FAMILIES[index])
 
 
-_PROPER = re.compile(r"\b[A-Z][\w'’.-]*")
+# A capitalised word, in any script's capitals ("İzmir", "Łódź", "Émile").
+_PROPER = re.compile(r"\b(?=[^\W\d_])(?:[A-Z]|[^\x00-\x7f])[\w'’.-]*")
 _MARKER = re.compile(r"\[\s*\d{1,3}\s*\]")
 
 
@@ -191,8 +192,8 @@ def _without_markers(text: str) -> str:
 def subject_words(question: str) -> list[str]:
     """The question's named subject: its capitalised words after the first (the first
     word of a sentence is capitalised whatever it is), as search terms."""
-    words = _PROPER.findall(question)
-    first = re.match(r"\W*([A-Z][\w'’.-]*)", question)
+    words = [w for w in _PROPER.findall(question) if w[0].isupper()]
+    first = re.match(r"\W*(\w[\w'’.-]*)", question)
     if (
         first
         and words
@@ -250,7 +251,11 @@ def source_says(source: str | Source) -> str:
     return readable(f"{head}. {source.text}" if head else source.text)
 
 
-_CLAUSE = re.compile(r"(?<=[.!?;])\s+|[;()]|\s[–—]\s|,\s(?=(?:and|but|while|which|who|where)\b)")
+# Clause ends: a sentence's end (not an initial's: "T. S. Eliot"), a semicolon, a dash,
+# a comma before a new clause.
+_CLAUSE = re.compile(
+    r"(?<!\b[A-Z]\.)(?<=[.!?;])\s+|;|\s[–—]\s|,\s(?=(?:and|but|while|which|who|where)\b)"
+)
 
 
 def clauses(text: str) -> list[str]:
@@ -270,6 +275,8 @@ def _stems(text: str) -> set[str]:
     out = {stem(w) for w in terms(text)}
     if re.search(r"\bby\s+[A-Z]", text):
         out.add("_by")
+    if re.search(r"\b(?:in|of)\s+(?:[\w-]+\s+)?[A-Z]", text):
+        out.add("_in")  # "a city in southeastern Peru": where it is
     return out
 
 
@@ -381,6 +388,38 @@ def answer_clauses(
     return out
 
 
+_LESS = re.compile(r"\b(?:before|earlier|older|sooner|shorter|smaller|fewer|less|lower)\b", re.I)
+_MORE = re.compile(
+    r"\b(?:after|later|younger|longer|taller|larger|bigger|more|higher|deeper|greater)\b", re.I
+)
+_NAME_GROUP = re.compile(
+    r"\b[A-Z][\w'’.-]*(?:\s+(?:(?:of|de|da|von|van|der|the|la|le|del|di|du)\s+)*[A-Z][\w'’.-]*)*"
+)
+
+
+def compared(question: str, answer: str) -> bool | None:
+    """The yes/no a comparison question ("Was A born before B?") gets from the two
+    numbers the answer states for A and for B, in the direction its comparative word
+    gives; None when the question compares nothing or the answer does not give one
+    number for each."""
+    less, more = _LESS.search(question), _MORE.search(question)
+    if (less is None) == (more is None):
+        return None
+    names = [g.strip() for g in _NAME_GROUP.findall(question[1:]) if terms(g)]
+    if len(names) < 2:
+        return None
+    values: dict[int, float] = {}
+    for piece in re.split(r"\[\s*\d{1,3}\s*\]|;|\.\s|,\s|\sand\s", answer):
+        found = re.findall(r"\b\d{3,4}\b|\d[\d,]*(?:\.\d+)?", piece)
+        for k, name in enumerate(names[:2]):
+            if found and set(terms(name)) & set(terms(piece)) and k not in values:
+                values[k] = float(found[0].replace(",", ""))
+                break
+    if len(values) < 2:
+        return None
+    return values[0] < values[1] if less else values[0] > values[1]
+
+
 def relation_in(question: str, source: str | Source) -> bool:
     """Does `source` word any of the question's relations anywhere?"""
     said = _stems(source_says(source))
@@ -388,12 +427,18 @@ def relation_in(question: str, source: str | Source) -> bool:
 
 
 def about(question: str, source: str | Source) -> bool:
-    """Is `source` about the question's named subject (most of its words)?"""
+    """Is `source` about the question's named subject (most of its words), or, when
+    the question names two ("Was A born before B?"), about one of them?"""
     subject = subject_words(question)
     if not subject:
         return True
     said = _stems(source_says(source))
-    return sum(1 for w in subject if stem(w) in said) / len(subject) > 0.5
+
+    def covered(words: Sequence[str]) -> bool:
+        return bool(words) and sum(1 for w in words if stem(w) in said) / len(words) > 0.5
+
+    groups = [terms(g) for g in _NAME_GROUP.findall(question[1:]) if terms(g)]
+    return covered(subject) or (len(groups) > 1 and any(covered(g) for g in groups))
 
 
 def bridges(
@@ -404,10 +449,14 @@ def bridges(
     subject_ids = [i for i, s in sources.items() if about(question, s)]
     out: dict[str, str] = {}
     for i, s in sources.items():
-        if i in subject_ids or not isinstance(s, Source) or not s.title.strip():
+        if not isinstance(s, Source) or not s.title.strip():
             continue
         name = re.sub(r"\s*\([^)]*\)$", "", s.title)
-        for j in subject_ids:
+        if re.search(rf"\b{re.escape(name)}\b", question):
+            continue  # what the question names is the first hop, never the second
+        # (A source about the subject can be a bridge too: Mary Shelley's article names
+        # Frankenstein, and Frankenstein's names her.)
+        for j in (j for j in subject_ids if j != i):
             holder = sources[j]
             said = source_says(holder)
             if len(name) > 2 and re.search(rf"\b{re.escape(name)}\b", said):
@@ -492,6 +541,7 @@ __all__: Sequence[str] = (
     "answer_kind",
     "bridges",
     "clauses",
+    "compared",
     "family",
     "find_answer",
     "fits_kind",

@@ -37,6 +37,7 @@ from guardsearch.loops.research.citations import (
 from guardsearch.loops.research.evidence import (
     answer_kind,
     bridges,
+    compared,
     find_answer,
     fits_kind,
     numbers_in,
@@ -269,9 +270,29 @@ def _misread(draft: Draft) -> str:
     return ""
 
 
+async def comparison(draft: Draft, judge: SupportJudge) -> GuardResult | None:
+    """A yes/no comparison answered against its own numbers ("No. A was born in 1895
+    [2] and B in 1762 [3]." for "Was A older than B?"): the numbers decide."""
+    if answer_kind(draft.question) != "yesno":
+        return None
+    truth = compared(draft.question, draft.value.answer)
+    if truth is None:
+        return None
+    said = "yes" if draft.flat.lower().lstrip(" \"'").startswith("yes") else "no"
+    if (said == "yes") == truth:
+        return None
+    right = "Yes" if truth else "No"
+    return GuardResult.fail(
+        f"the numbers in your answer say {right}, not {said.capitalize()}: answer {right}, "
+        "with the same sources",
+        "answer",
+    )
+
+
 CHECKS: Sequence[tuple[str, Check]] = (
     ("form", form),
     ("instructions", instructions),
+    ("comparison", comparison),
     ("echo", echo),
     ("subject", subject),
     ("support", support),
