@@ -228,7 +228,7 @@ def about_question(question: str, source: str) -> float:
     return subject_coverage(question_terms(question), source)
 
 
-def answers_here(claim: str, question: str, source: str, *, bridge: bool = False) -> bool:
+def answers_here(claim: str, question: str, source: str, *, hop_from: str = "") -> bool:
     """Does `source` state `claim` (an answer fragment) as the answer to `question`?
 
     The fragment must sit in a clause with the question's relation (which of a life's
@@ -236,11 +236,11 @@ def answers_here(claim: str, question: str, source: str, *, bridge: bool = False
     number with all of them in the subject's own source, one in a bridge (the
     director's article says "born"; the film's said who directed it). A maker's "by"
     ("Song by X") words the making relations (evidence.py)."""
-    finding = find_answer(claim, question, source)
+    finding = find_answer(claim, question, source, satisfied=hop_from)
     if finding is None:
         return False
     if answer_kind(question) in ("year", "number"):
-        return finding.related and (bridge or finding.complete)
+        return finding.related and finding.complete
     return finding.related
 
 
@@ -453,6 +453,12 @@ async def verify_citations(
                 # article does not name the film), only the fragment (checked below).
                 hop = short and lexical and source_id in linked
                 ok = hop or await base.supports(claim, source, question if short else "")
+            if ok and lexical and question and not short and source_id not in linked:
+                # A sentence answering the question must say something of its own that
+                # the source says ("The novel Nabokov released in 1955 is 'The Story of
+                # Nabokov'" repeats the question, which his article matches); whether
+                # the source is about what the question asks is judged below (off_topic).
+                ok = lexical_support(beyond(claim, question), source) >= 0.5
             if ok and short and lexical:
                 # The fragment itself must be in the source ("Gustave Eiffel" is not in
                 # Las Meninas, however well the question matches it): what it adds to
@@ -466,7 +472,8 @@ async def verify_citations(
             if ok and short and lexical:
                 # ... and it must state the fragment as the answer to *this* question:
                 # 1945 is Himmler's death year, not his birth year (evidence.py).
-                ok = answers_here(claim, question, source, bridge=source_id in linked)
+                hop_from = said[linked[source_id]] if source_id in linked else ""
+                ok = answers_here(claim, question, source, hop_from=hop_from)
             if ok and base is not judge:
                 ok = await judge.supports(claim, source, question if short else "")
             verdicts[key] = ok

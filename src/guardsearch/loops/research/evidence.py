@@ -310,14 +310,24 @@ def _relations(question: str) -> tuple[list[frozenset[str]], list[frozenset[str]
     return [family(w) for w in words], [family(w) for w in words if stem(w) in _FAMILY_OF]
 
 
-def _judge(clause_stems: set[str], question: str) -> tuple[bool, bool]:
+def _judge(
+    clause_stems: set[str], question: str, satisfied: set[str] = frozenset()
+) -> tuple[bool, bool]:
+    """(related, complete) of a clause; relations `satisfied` already states (the first
+    hop's source, for a bridge) are not asked of it again."""
     every, known = _relations(question)
+    if satisfied:
+        left = [f for f in every if not satisfied & f]
+        every = left or every
+        known = [f for f in known if not satisfied & f] or known
     related = not every or any(clause_stems & f for f in every)
     complete = all(clause_stems & f for f in known)
     return related, complete
 
 
-def find_answer(answer: str, question: str, source: str | Source) -> Finding | None:
+def find_answer(
+    answer: str, question: str, source: str | Source, *, satisfied: str | Source = ""
+) -> Finding | None:
     """The clause of `source` stating `answer` (its numbers all, and most of its added
     words), preferring one that carries the question's relation; None if none states it."""
     numbers, words = _content(answer, question)
@@ -325,6 +335,7 @@ def find_answer(answer: str, question: str, source: str | Source) -> Finding | N
         return None
     said = source_says(source)
     vocabulary = _stems(said)
+    done = _stems(source_says(satisfied)) if satisfied else set()
     if words and sum(1 for w in words if w in vocabulary) / len(words) < 0.5:
         return None
     best: Finding | None = None
@@ -336,14 +347,14 @@ def find_answer(answer: str, question: str, source: str | Source) -> Finding | N
         clause_stems = _stems(clause)
         if not numbers and words and not any(w in clause_stems for w in words):
             continue
-        related, complete = _judge(clause_stems, question)
+        related, complete = _judge(clause_stems, question, done)
         if related and complete:
             return Finding(clause, True, True)
         if best is None or (related and not best.related):
             best = Finding(clause, related, complete)
     if best is None and not numbers:
         # Words spread over a sentence ("Uganda ... and Kenya"): the source as a whole.
-        related, complete = _judge(vocabulary, question)
+        related, complete = _judge(vocabulary, question, done)
         return Finding(said[:200], related, complete)
     return best
 
@@ -382,8 +393,10 @@ def answer_clauses(
                 stem(w) not in asked for w in terms(" ".join(_PROPER.findall(clause)))
             ):
                 continue
-            related, complete = _judge(_stems(clause), question)
-            if (subject and related and complete) or (not subject and related):
+            hop = linked.get(source_id)
+            done = _stems(source_says(sources[hop])) if hop is not None else set()
+            related, complete = _judge(_stems(clause), question, done)
+            if related and complete:
                 out.append((source_id, clause))
     return out
 
