@@ -9,12 +9,13 @@ expansion) in alternating turns, each turn its own process:
   OTLP/HTTP (protobuf, the SDK's batching processor) to a receiver on 127.0.0.1 that
   decodes every request and counts the spans (all of them must arrive).
 
-Per strategy it reports µs per expansion: `search` (the search call) and, for `otlp`,
-`with_export` (the search plus flushing every span to the receiver, i.e. the whole CPU
-cost of the export). With `--delay-ms`, the scripted model takes that long per call.
+Per strategy it reports µs per expansion: `search` (the wall time of the search call),
+`with_export` (the search plus flushing every span to the receiver) and `cpu` (the
+process's CPU time for both, exporter thread included: on a shared, loaded machine the
+steadier figure). With `--delay-ms`, the scripted model takes that long per call.
 
     python benchmarks/otel_overhead.py [--rounds 6] [--expansions 2000] [--base-src DIR]
-        [--delay-ms 0] [--json]
+        [--src DIR] [--delay-ms 0] [--json]
 """
 
 from __future__ import annotations
@@ -45,27 +46,46 @@ def turn(expansions: int, delay_ms: float) -> dict[str, Any]:
     from guardsearch.models.scripted import ScriptedModel
     from guardsearch.search import search
 
-    async def run(strategy: str) -> tuple[float, int]:
+    async def run(strategy: str) -> tuple[float, float, int]:
         model = ScriptedModel(overhead._propose, delay_s=delay_ms / 1000)
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         result = await search(
             overhead.WideSpace(), strategy, model=model, max_expansions=expansions
         )
-        return time.perf_counter() - started, result.expansions
+        return time.perf_counter() - started, time.process_time() - cpu, result.expansions
 
     counted = _count_spans()
     asyncio.run(run("bfs"))  # warm up (imports, caches)
     out: dict[str, Any] = {}
     for strategy in STRATEGIES:
-        seconds, done = asyncio.run(run(strategy))
-        flushed = seconds + _flush()
+        seconds, cpu, done = asyncio.run(run(strategy))
+        flush_wall, flush_cpu = _flush()
         out[strategy] = {
             "search": round(1e6 * seconds / done, 1),
-            "with_export": round(1e6 * flushed / done, 1),
+            "with_export": round(1e6 * (seconds + flush_wall) / done, 1),
+            "cpu": round(1e6 * (cpu + flush_cpu) / done, 1),
         }
+    out["emit_ns"] = _emit_ns()
     out["tracing"] = "opentelemetry.sdk" in sys.modules
     out["spans"] = counted[0] if counted else 0
     return out
+
+
+def _emit_ns() -> float:
+    """Nanoseconds per `Trace.emit` of a model-call-sized event to one subscriber (the
+    JSONL sink's place), best of 5: what every event costs whether tracing is on or off."""
+    import timeit
+
+    from guardsearch.core.events import Trace
+
+    trace = Trace()
+    trace.subscribe(lambda event: None)
+    data = {"model": "m", "prompt_tokens": 10, "completion_tokens": 5, "latency_s": 0.1}
+    n = 100_000
+    best = min(
+        timeit.repeat(lambda: trace.emit("note", step="s", node="n", **data), number=n, repeat=5)
+    )
+    return round(1e9 * best / n, 1)
 
 
 def _count_spans() -> list[int]:
@@ -85,15 +105,16 @@ def _count_spans() -> list[int]:
     return count
 
 
-def _flush() -> float:
-    """Seconds to push every span still queued to the receiver (0 with tracing off)."""
+def _flush() -> tuple[float, float]:
+    """Wall and CPU seconds to push every span still queued to the receiver (0, 0 with
+    tracing off)."""
     if "opentelemetry.sdk" not in sys.modules:
-        return 0.0
+        return 0.0, 0.0
     from opentelemetry import trace
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     trace.get_tracer_provider().force_flush(60_000)  # type: ignore[attr-defined]
-    return time.perf_counter() - started
+    return time.perf_counter() - started, time.process_time() - cpu
 
 
 class Receiver:
@@ -129,7 +150,7 @@ class Receiver:
 
 def run_turn(mode: str, args: argparse.Namespace, receiver: Receiver) -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
-    env["PYTHONPATH"] = str(args.base_src if mode == "base" else SRC)
+    env["PYTHONPATH"] = str(args.base_src if mode == "base" else args.src)
     if mode == "otlp":
         env["OTEL_EXPORTER_OTLP_ENDPOINT"] = receiver.url
         env["OTEL_BSP_MAX_QUEUE_SIZE"] = "1000000"  # keep every span: none dropped
@@ -150,13 +171,17 @@ def main() -> None:
     parser.add_argument("--expansions", type=int, default=2000)
     parser.add_argument("--delay-ms", type=float, default=0.0)
     parser.add_argument("--base-src", type=Path, default=None)
+    parser.add_argument(
+        "--src", type=Path, default=SRC, help="the tree measured (default: this one)"
+    )
+    parser.add_argument("--no-otlp", action="store_true", help="only base and off")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--turn", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.turn:
         print(json.dumps(turn(args.expansions, args.delay_ms)))
         return
-    modes = (["base"] if args.base_src else []) + ["off", "otlp"]
+    modes = (["base"] if args.base_src else []) + ["off"] + ([] if args.no_otlp else ["otlp"])
     receiver = Receiver()
     turns: dict[str, list[dict[str, Any]]] = {m: [] for m in modes}
     for _ in range(args.rounds):
@@ -172,14 +197,15 @@ def main() -> None:
     }
     for mode in modes:
         for strategy in STRATEGIES:
-            for measure in ("search", "with_export"):
+            for measure in ("search", "with_export", "cpu"):
                 values = [t[strategy][measure] for t in turns[mode]]
                 report["us_per_expansion"][f"{mode}/{strategy}/{measure}"] = {
                     "best": min(values),
                     "median": round(statistics.median(values), 1),
                 }
     report["overhead_pct"] = overheads(report["us_per_expansion"], modes)
-    report["spans_made"] = sum(t["spans"] for t in turns["otlp"])
+    report["emit_ns"] = {m: min(t["emit_ns"] for t in turns[m]) for m in modes}
+    report["spans_made"] = sum(t["spans"] for t in turns.get("otlp", []))
     if report["spans_made"] != receiver.spans:
         raise SystemExit(f"made {report['spans_made']} spans, received {receiver.spans}")
     if args.json:
@@ -193,14 +219,17 @@ def main() -> None:
 
 
 def overheads(table: dict[str, dict[str, float]], modes: list[str]) -> dict[str, float]:
-    """Each mode's median against `off` (and `off` against `base`), in percent."""
+    """Each mode's median against `off` (and `off` against `base`), in percent: the wall
+    time of the search, of the search and the export, and the process's CPU time for
+    both (which a loaded machine disturbs less)."""
     out = {}
     for strategy in STRATEGIES:
-        off = table[f"off/{strategy}/search"]["median"]
-        if "base" in modes:
-            base = table[f"base/{strategy}/search"]["median"]
-            out[f"off vs base/{strategy}"] = round(100 * (off / base - 1), 1)
-        for measure in ("search", "with_export"):
+        for measure in ("search", "cpu") if "base" in modes else ():
+            off = table[f"off/{strategy}/{measure}"]["median"]
+            base = table[f"base/{strategy}/{measure}"]["median"]
+            out[f"off vs base/{strategy}/{measure}"] = round(100 * (off / base - 1), 1)
+        for measure in ("search", "with_export", "cpu") if "otlp" in modes else ():
+            off = table[f"off/{strategy}/{'cpu' if measure == 'cpu' else 'search'}"]["median"]
             on = table[f"otlp/{strategy}/{measure}"]["median"]
             out[f"otlp vs off/{strategy}/{measure}"] = round(100 * (on / off - 1), 1)
     return out

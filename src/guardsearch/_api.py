@@ -15,6 +15,7 @@ review's `task`, probe's `index`); pass your own to read something else.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from guardsearch.apps.find import find
 from guardsearch.apps.probe import ProbeConfig, ProbeRun, probe
 from guardsearch.apps.solve import solve_app
 from guardsearch.core.budget import BudgetLike
+from guardsearch.core.errors import ConfigError
 from guardsearch.core.events import Trace
 from guardsearch.corpus.index import CorpusIndex
 from guardsearch.loops.inner_outer.budget import DEFAULT_INNER_PROBES, DEFAULT_OUTER_CALLS
@@ -42,6 +44,33 @@ def _model(model: Model | str) -> Model:
     return model_from_spec(model) if isinstance(model, str) else model
 
 
+def _search_config(config: Mapping[str, Any] | object | None) -> dict[str, Any]:
+    """A search's `config=` as keywords: a mapping as it is, or a strategy's options
+    class (`AStarOptions(rmax=8)`, `EngineOptions(samples=2)`) as the fields it sets
+    away from their defaults (so an app's recommended options stay where it is silent)."""
+    if config is None:
+        return {}
+    if isinstance(config, Mapping):
+        return dict(config)
+    if dataclasses.is_dataclass(config) and not isinstance(config, type):
+        return {
+            f.name: getattr(config, f.name)
+            for f in dataclasses.fields(config)
+            if getattr(config, f.name) != _default(f)
+        }
+    raise ConfigError(
+        f"config must be a mapping or a strategy's options class, not {type(config).__name__}"
+    )
+
+
+def _default(field: dataclasses.Field[Any]) -> Any:
+    if field.default is not dataclasses.MISSING:
+        return field.default
+    if field.default_factory is not dataclasses.MISSING:
+        return field.default_factory()
+    return dataclasses.MISSING
+
+
 async def run_search(
     space: SearchSpace,
     strategy: str = "dfs",
@@ -49,18 +78,20 @@ async def run_search(
     model: Model | Metered | str,
     budget: BudgetLike = None,
     trace: Trace | None = None,
-    config: Mapping[str, Any] | None = None,
+    config: Mapping[str, Any] | object | None = None,
     **options: Any,
 ) -> SearchResult:
     """Search `space` with the named strategy (dfs, bfs, beam, astar, best_first,
     consensus, refine) within `budget` (None: unlimited).
 
     `config` holds the engine's and the strategy's options (`samples`, `width`, `rmax`,
-    ...; docs/search.md); keywords given here override it. This is `search()` of
-    `guardsearch.search`, which also resumes saved states and checkpoints.
+    ...; docs/search.md): a mapping, or the strategy's options class
+    (`AStarOptions(rmax=8)`, `guardsearch.search`); keywords given here override it.
+    This is `search()` of `guardsearch.search`, which also resumes saved states and
+    checkpoints.
     """
     backend = model if isinstance(model, Metered) else _model(model)
-    options = {**(config or {}), **options}
+    options = {**_search_config(config), **options}
     return await search(space, strategy, model=backend, budget=budget, trace=trace, **options)
 
 
@@ -167,7 +198,7 @@ async def run_app(
     model: Model | Metered | str,
     budget: BudgetLike = None,
     trace: Trace | None = None,
-    config: Mapping[str, Any] | None = None,
+    config: Mapping[str, Any] | object | None = None,
     strategy: str | None = None,
 ) -> SearchResult:
     """Solve `problem` (the app's problem object, e.g. `{"numbers": "4 5 6 10"}`) with
@@ -181,7 +212,7 @@ async def run_app(
     backend = model if isinstance(model, Metered) else _model(model)
     extra: dict[str, Any] = {} if budget is None else {"budget": budget}
     return await solve_app(app, problem, strategy=strategy, model=backend, trace=trace,
-                           config=config, **extra)  # fmt: skip
+                           config=_search_config(config), **extra)  # fmt: skip
 
 
 run_search_sync = run_sync(run_search)

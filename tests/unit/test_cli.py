@@ -188,19 +188,21 @@ def test_the_root_help_lists_each_command_with_its_own_line() -> None:
 
 
 def test_version_and_help_import_no_command_module() -> None:
-    """What keeps start-up quick (benchmarks/startup.py): no command, search, model or
-    loop module is imported for `--version` or `--help`."""
+    """What keeps start-up quick (benchmarks/startup.py): `--version` imports no
+    command-line library at all, `--help` no command, search, model or loop module."""
     import subprocess
     import sys
 
     code = (
-        "import sys; from guardsearch.cli import app; sys.argv = ['guardsearch', '{}'];\n"
-        "try:\n    app()\nexcept SystemExit:\n    pass\n"
-        "print(sorted(m for m in sys.modules if m.startswith('guardsearch.') and "
-        "m.split('.')[1] in ('search', 'models', 'loops', 'apps', 'steps', 'guards', 'store')"
-        " or m.startswith('guardsearch.cli.') and m != 'guardsearch.cli.errors'))"
+        "import sys; from guardsearch.cli import main; sys.argv = ['guardsearch', '{}'];\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print('typer' in sys.modules, sorted(m for m in sys.modules if "
+        "m.startswith('guardsearch.') and m.split('.')[1] in "
+        "('search', 'models', 'loops', 'apps', 'steps', 'guards', 'store') or "
+        "m.startswith('guardsearch.cli.') and m not in ('guardsearch.cli.root', "
+        "'guardsearch.cli.errors')))"
     )
-    for flag in ("--version", "--help"):
+    for flag, typer_loaded in (("--version", False), ("--help", True)):
         run = [sys.executable, "-c", code.format(flag)]
         done = subprocess.run(run, capture_output=True, text=True, check=True)
-        assert done.stdout.strip().splitlines()[-1] == "[]", (flag, done.stdout)
+        assert done.stdout.strip().splitlines()[-1] == f"{typer_loaded} []", (flag, done.stdout)

@@ -147,3 +147,33 @@ def test_an_event_with_an_unpaired_surrogate_is_written_and_read_back(tmp_path: 
     trace.emit("note", message="half an emoji \ud83d", other="héllo")
     sink.close()
     assert read_events(path) == [e.as_dict() for e in trace.events]
+
+
+def test_an_event_a_subscriber_emits_reaches_everyone_after_the_one_it_reacts_to() -> None:
+    trace = Trace()
+    seen: dict[str, list[int]] = {"first": [], "second": []}
+
+    def first(event: Event) -> None:
+        seen["first"].append(event.seq)
+        if event.kind == "run_start":
+            trace.emit("note", message="reacting")
+
+    trace.subscribe(first)
+    trace.subscribe(lambda event: seen["second"].append(event.seq))
+    trace.emit("run_start")
+    trace.emit("run_end")
+    assert seen == {"first": [0, 1, 2], "second": [0, 1, 2]}
+    assert [e.kind for e in trace.events] == ["run_start", "note", "run_end"]
+
+
+def test_a_trace_observer_sees_every_new_trace_until_it_stops() -> None:
+    from guardsearch.core.events import watch_traces
+
+    made: list[Trace] = []
+    unwatch = watch_traces(made.append)
+    try:
+        trace = Trace()
+    finally:
+        unwatch()
+    Trace()
+    assert made == [trace]

@@ -159,3 +159,29 @@ def test_the_movespace_example_of_search_md_runs_as_written() -> None:
     printed: list[str] = []
     exec(compile(code, "<search.md>", "exec"), {"print": lambda *a: printed.append(repr(a))})
     assert printed == [repr((["*2", "+3", "*2"], ["*2 -> 10", "+3 -> 13", "*2 -> 26"]))]
+
+
+def test_config_is_a_mapping_or_the_strategys_options_class() -> None:
+    """One `config=` shape for every family: a class (a strategy's options) works like
+    the mapping, and only what it sets moves (an app's recommended options stay)."""
+    from guardsearch import ConfigError, run_app_sync
+    from guardsearch.search import AStarOptions, BFSOptions
+
+    space = StepSpace(objective="o", steps=[Step(name="s", prompt="p", guard=never_passes)])
+    model = ScriptedModel(lambda request: request.digest())
+    told = run_search_sync(space, "bfs", model=model, budget=9, config=BFSOptions(rmax=2))
+    assert told.calls == 2
+    result = run_app_sync("reach", PROBLEM, model=ScriptedModel(both_moves),
+                          config=AStarOptions(width=3), strategy="astar")  # fmt: skip
+    assert result.succeeded and result.strategy == "astar"
+    with pytest.raises(ConfigError, match="config must be a mapping"):
+        run_search_sync(space, "bfs", model=model, config=3)
+
+
+def test_probe_takes_a_model_spec_string() -> None:
+    from guardsearch import ConfigError
+    from guardsearch.apps.probe import probe
+    from guardsearch.sync import run_sync
+
+    with pytest.raises(ConfigError, match="nope"):
+        run_sync(probe)("painters", model="nope:x")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -19,6 +19,9 @@ from guardsearch.core.events import Trace
 from guardsearch.models.spec import default_spec
 from guardsearch.store.base import RunRecord, RunStore
 from guardsearch.viewer.export import record_json
+
+if TYPE_CHECKING:
+    from guardsearch.runs.fleet import RunExecutor
 
 LOCK_FILE = Path("guardsearch.lock")
 EXIT_PAUSED = 3
@@ -52,6 +55,37 @@ def report(record: RunRecord, *, as_json: bool, quiet: bool) -> None:
     raise typer.Exit(code)
 
 
+def executor_or_fail(
+    name: str, address: str | None, per_endpoint: int | None, as_json: bool = False
+) -> RunExecutor:
+    """The run executor `--executor` names, or a one-line usage error."""
+    from guardsearch.runs.fleet import run_executor
+
+    try:
+        return run_executor(name, address=address, per_endpoint=per_endpoint)
+    except GuardsearchError as exc:
+        fail(str(exc), exit_for(exc), as_json=as_json)
+
+
+def execute_elsewhere(
+    executor: RunExecutor,
+    store: str | None,
+    run_id: str,
+    *,
+    human_input: str | None = None,
+    budget: dict[str, Any] | None = None,
+    quiet: bool = False,
+) -> RunRecord:
+    """Run `run_id` on a non-local executor (its progress stays with the worker)."""
+    from guardsearch.store.open import default_store_url
+
+    if not quiet:
+        err.print(f"[dim]run {run_id}: queued on the {executor.name} executor[/dim]")
+    return executor.execute(
+        store or default_store_url(), run_id, human_input=human_input, budget=budget
+    )
+
+
 def solve_durably(
     *,
     app: str,
@@ -65,6 +99,7 @@ def solve_durably(
     locked: bool,
     quiet: bool,
     as_json: bool,
+    executor: RunExecutor | None = None,
 ) -> None:
     """Create the run, execute it, print it; exits 0 / 1 / 3 (paused) like `runs resume`."""
     from guardsearch.runs import RunSpec, create_run, execute_run
@@ -85,6 +120,10 @@ def solve_durably(
         record = create_run(spec, the_store, locked=LOCK_FILE if locked else None)
         if not quiet:
             err.print(f"[dim]run {record.id} in {the_store.url}[/dim]")
+        if executor is not None and executor.name != "local":
+            the_store.close()  # the run is the fleet's now
+            record = execute_elsewhere(executor, store, record.id, quiet=quiet)
+            report(record, as_json=as_json, quiet=quiet)
         title = f"run {record.id} · {app} / {strategy}"
         with live_status(events, title, budget=spec.make_budget(), quiet=quiet, as_json=as_json):
             record = asyncio.run(execute_run(record.id, the_store, trace=events))

@@ -15,3 +15,17 @@ BudgetCalls = Annotated[int, typer.Option(min=1, help="Cap on model calls.")]
 TraceFile = Annotated[Path | None, typer.Option(help="Append the event trace (JSONL).")]
 Quiet = Annotated[bool, typer.Option(help="No progress on stderr.")]
 AsJson = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
+Executor = Annotated[
+    str,
+    typer.Option(
+        "--executor", help="local (this process) or ray (a Ray task on the fleet, docs/durable.md)."
+    ),
+]
+RayAddress = Annotated[
+    str | None,
+    typer.Option("--ray-address", help="Join this Ray cluster ('auto', ray://host:10001)."),
+]
+PerEndpoint = Annotated[
+    int | None,
+    typer.Option("--per-endpoint", min=1, help="Ray: runs at once per model endpoint (default 4)."),
+]

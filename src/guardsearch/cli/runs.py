@@ -13,8 +13,14 @@ from typing import Annotated, Any, cast
 
 import typer
 
-from guardsearch.cli.durable_solve import open_or_fail, report
+from guardsearch.cli.durable_solve import (
+    execute_elsewhere,
+    executor_or_fail,
+    open_or_fail,
+    report,
+)
 from guardsearch.cli.live_status import live_status
+from guardsearch.cli.options import Executor, PerEndpoint, RayAddress
 from guardsearch.cli.output import err, exit_for, fail, out, print_json, progress_printer
 from guardsearch.core.errors import ConfigError, GuardsearchError
 from guardsearch.core.events import Trace
@@ -60,9 +66,10 @@ def list_runs(
     if not records:
         err.print(f"[dim]no runs in {the_store.url}[/dim]")
     for r in records:
+        held = f"  on {r.owner}" if r.status == "running" and r.owner else ""
         out.print(
             f"{r.id}  {r.status:<9}  {r.app}/{r.strategy:<10}  {r.calls:>4} calls  "
-            f"{iso(r.created_at)}  {r.name}"
+            f"{iso(r.created_at)}  {r.name}{held}"
         )
 
 
@@ -76,7 +83,9 @@ def show(
     the_store = open_or_fail(store, as_json, read_only=True)
     record = get_or_fail(the_store, run_id, as_json)
     data = record_json(record, full=True)
-    data["paid_calls"] = len(the_store.calls(run_id))
+    bill = [c["paid"] for c in the_store.calls(run_id)]
+    data["paid_calls"] = sum(bill)  # payments: a request asked again counts twice
+    data["paid_twice"] = sum(1 for paid in bill if paid > 1)
     data["events"] = len(the_store.events(run_id))
     if as_json:
         print_json(data)
@@ -84,7 +93,8 @@ def show(
     for key in ("id", "name", "status", "app", "strategy", "termination", "question", "error"):
         if data.get(key):
             out.print(f"{key:<12} {data[key]}")
-    out.print(f"{'calls':<12} {record.calls} ({data['paid_calls']} paid, memoised)")
+    again = f", {data['paid_twice']} asked again" if data["paid_twice"] else ""
+    out.print(f"{'calls':<12} {record.calls} ({data['paid_calls']} paid, memoised{again})")
     out.print(f"{'tokens':<12} {record.tokens}")
     out.print(f"{'expansions':<12} {record.expansions} ({record.nodes} nodes)")
     out.print(f"{'sessions':<12} {record.sessions} ({record.checkpoints} checkpoints)")
@@ -206,14 +216,29 @@ def resume(
     ),
     quiet: Annotated[bool, typer.Option(help="No progress on stderr.")] = False,
     as_json: JsonOption = False,
+    executor: Executor = "local",
+    ray_address: RayAddress = None,
+    per_endpoint: PerEndpoint = None,
 ) -> None:
     """Continue a run from its last saved frontier (after a crash, a pause or a budget)."""
     from guardsearch.runs.runner import execute_run
 
+    where = executor_or_fail(executor, ray_address, per_endpoint, as_json)
+    budget = {"calls": budget_calls, "tokens": budget_tokens}
+    raised = {k: v for k, v in budget.items() if v is not None} or None
+    if where.name != "local":
+        if locked:
+            fail("--locked checks the solver here; use it with --executor local", as_json=as_json)
+        try:
+            record = execute_elsewhere(
+                where, store, run_id, human_input=input_text, budget=raised, quiet=quiet
+            )
+        except GuardsearchError as exc:
+            fail(str(exc), exit_for(exc), as_json=as_json)
+        report(record, as_json=as_json, quiet=quiet)
     the_store = open_or_fail(store, as_json)
     events = Trace()
     events.subscribe(progress_printer(quiet))
-    budget = {"calls": budget_calls, "tokens": budget_tokens}
     try:
         with live_status(events, f"resume {run_id}", quiet=quiet, as_json=as_json):
             record = asyncio.run(
@@ -221,7 +246,7 @@ def resume(
                     run_id,
                     the_store,
                     human_input=input_text,
-                    budget={k: v for k, v in budget.items() if v is not None} or None,
+                    budget=raised,
                     locked=lock_file if locked else None,
                     trace=events,
                 )
@@ -288,10 +313,14 @@ def start(
     ] = False,
     quiet: Annotated[bool, typer.Option(help="No progress on stderr.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    executor: Executor = "local",
+    ray_address: RayAddress = None,
+    per_endpoint: PerEndpoint = None,
 ) -> None:
     """Start a durable run of an app on one problem; exits 0, 1, or 3 when paused."""
     from guardsearch.cli.durable_solve import solve_durably
 
+    where = executor_or_fail(executor, ray_address, per_endpoint, as_json)
     try:
         chosen = strategy or get_app(app).strategy
     except ConfigError as exc:
@@ -308,4 +337,5 @@ def start(
         locked=locked,
         quiet=quiet,
         as_json=as_json,
+        executor=where,
     )

@@ -8,6 +8,8 @@ from typing import Annotated
 
 import typer
 
+from guardsearch.cli.durable_solve import executor_or_fail
+from guardsearch.cli.options import Executor, PerEndpoint, RayAddress
 from guardsearch.cli.output import fail
 from guardsearch.core.errors import ConfigError
 
@@ -55,6 +57,9 @@ def serve(
         ),
     ] = None,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
+    executor: Executor = "local",
+    ray_address: RayAddress = None,
+    per_endpoint: PerEndpoint = None,
 ) -> None:
     """Serve POST /run, /run-simple, /search, GET /runs/{id}, /metrics, /healthz, /docs,
     and the run viewer at /ui."""
@@ -66,6 +71,10 @@ def serve(
 
     if log_level not in LOG_LEVELS:
         fail(f"unknown log level {log_level!r}; choose one of {', '.join(LOG_LEVELS)}")
+    from guardsearch.runs.fleet import use_executor
+
+    # Durable runs started or resumed from /ui execute here or on a Ray fleet.
+    use_executor(executor_or_fail(executor, ray_address, per_endpoint))
 
     # Phase boundaries are JSON log lines on this logger (docs/research.md).
     handler = logging.StreamHandler()

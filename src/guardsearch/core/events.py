@@ -116,9 +116,11 @@ class Trace:
                 later = self._later.pop(0)
                 for subscriber in self._subscribers:
                     subscriber(later)
+        except BaseException:
+            self._later.clear()
+            raise
         finally:
             self._delivering = False
-            self._later.clear()
         return event
 
     @property

@@ -63,7 +63,7 @@ def model_call(
         attrs["gen_ai.usage.output_tokens"] = int(data.get("completion_tokens", 0))
         if data.get("cached_prompt_tokens"):
             attrs["gen_ai.usage.cache_read.input_tokens"] = int(data["cached_prompt_tokens"])
-        attrs["gen_ai.response.finish_reasons"] = [str(data.get("finish_reason", "stop"))]
+        attrs["gen_ai.response.finish_reasons"] = (str(data.get("finish_reason", "stop")),)
     if step:
         attrs["guardsearch.step"] = step
     if node:

@@ -16,8 +16,10 @@ from opentelemetry import trace as trace_api
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
 from guardsearch.core.events import Trace, watch_traces
+from guardsearch.otel.recorder import Recorder
 from guardsearch.otel.spans import SpanView
 
 SCOPE = "guardsearch"
@@ -29,10 +31,11 @@ def start(provider: Any, capture_content: bool) -> tuple[Any, Any, Callable[[], 
     if provider is None:
         provider = default_provider()
     tracer = provider.get_tracer(SCOPE, _version())
+    recorder = Recorder(tracer, InstrumentationScope(SCOPE, _version()))
     views: weakref.WeakSet[SpanView] = weakref.WeakSet()
 
     def attach(trace: Trace) -> None:
-        view = SpanView(tracer, trace, capture_content=capture_content)
+        view = SpanView(recorder, trace)
         trace.record_content = capture_content
         trace.subscribe(view)
         views.add(view)

@@ -20,16 +20,18 @@ call starts its `wall_s` before its event); a verdict span has no duration of it
 from __future__ import annotations
 
 import time
+import warnings
 import weakref
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
 from opentelemetry import trace as trace_api
-from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode, TraceFlags
+from opentelemetry.trace import Link, SpanContext, SpanKind, TraceFlags
 
 from guardsearch.core.events import Event, Trace
 from guardsearch.otel import LINKS_KEY, SPAN_KEY, genai
+from guardsearch.otel.recorder import Recorded, Recorder
 
 # The innermost open scope of the task that emits (each asyncio task has its own copy).
 _current: ContextVar[_Scope | None] = ContextVar("guardsearch_otel_scope", default=None)
@@ -37,7 +39,7 @@ _current: ContextVar[_Scope | None] = ContextVar("guardsearch_otel_scope", defau
 
 @dataclass(eq=False)
 class _Scope:
-    span: Any
+    span: Recorded
     kind: str  # run, phase, expansion, step, attempt
     key: str  # the run id, phase, node id or step name
     parent: _Scope | None
@@ -45,12 +47,11 @@ class _Scope:
     family: str = ""  # a run's: search, research, review, inner_outer
     ended: bool = False
     children: list[_Scope] = field(default_factory=list)
-    context: Any = None  # the OpenTelemetry context with `span` current (made once)
 
 
-def _context(scope: _Scope | None) -> Any:
-    """The context a span under `scope` starts in (None: the caller's current one)."""
-    return scope.context if scope is not None else None
+def _context(scope: _Scope | None) -> SpanContext | None:
+    """The span context a span under `scope` starts in (None: the caller's current one)."""
+    return scope.span.context if scope is not None else None
 
 
 def _live(scope: _Scope | None) -> _Scope | None:
@@ -62,15 +63,16 @@ def _live(scope: _Scope | None) -> _Scope | None:
 class SpanView:
     """A Trace subscriber that makes spans of the trace's events (see the module doc)."""
 
-    def __init__(self, tracer: Any, trace: Trace, *, capture_content: bool = False) -> None:
-        self.tracer = tracer
-        self.capture_content = capture_content
+    def __init__(self, recorder: Recorder, trace: Trace) -> None:
+        self.recorder = recorder
         self._trace = weakref.ref(trace)
+        self._roots: list[_Scope] = []  # open scopes with no parent scope
         self._runs: list[_Scope] = []  # open runs, oldest first
         self._expansions: dict[str, _Scope] = {}  # open expansions by node id
         self._parents: dict[str, str] = {}  # node id -> parent id (from the verdicts)
         self._reserved: dict[Any, dict[str, Any]] = {}  # reservation id -> budget figures
         self._links: list[Link] = []  # for the next run span (a resumed durable run)
+        self._off = False  # tracing was turned off: no more spans
         self._handlers = {
             "run_start": self._run_start,
             "run_end": self._run_end,
@@ -89,11 +91,23 @@ class SpanView:
         }
 
     def __call__(self, event: Event) -> None:
-        handler = self._handlers.get(event.kind)
-        if handler is not None:
-            handler(event, time.time_ns())
-        else:  # candidate_dropped, patch_applied, backtrack, model_escalation
-            self._mark(self._here(event), event, time.time_ns())
+        if self._off:
+            return
+        try:
+            handler = self._handlers.get(event.kind)
+            if handler is not None:
+                handler(event, time.time_ns())
+            else:  # candidate_dropped, patch_applied, backtrack, model_escalation
+                self._mark(self._here(event), event, time.time_ns())
+        except Exception as exc:
+            # Tracing must never break the run it watches: this view stops, and says so.
+            self._off = True
+            warnings.warn(
+                f"no more spans for this run: the span view failed on a {event.kind} "
+                f"event ({type(exc).__name__}: {exc})",
+                RuntimeWarning,
+                stacklevel=2,
+            )
 
     # -- the scope tree -----------------------------------------------------------------
 
@@ -117,16 +131,12 @@ class SpanView:
         now: int,
         links: list[Link] | None = None,
     ) -> _Scope:
-        span = self.tracer.start_span(
-            name, context=_context(parent), attributes=attrs, start_time=now, links=links
-        )
+        span = self.recorder.start(name, _context(parent), attrs, now, links=links or ())
         run = parent.run if parent is not None else None
         scope = _Scope(span, kind, key, parent, run)
-        scope.context = trace_api.set_span_in_context(span)
         if kind == "run":
             scope.run = scope
-        if parent is not None:
-            parent.children.append(scope)
+        (parent.children if parent is not None else self._roots).append(scope)
         _current.set(scope)
         return scope
 
@@ -139,10 +149,11 @@ class SpanView:
         scope.ended = True
         scope.children = []
         if error is not None:
-            scope.span.set_status(Status(StatusCode.ERROR, error))
-        scope.span.end(end_time=now)
-        if scope.parent is not None and scope in scope.parent.children:
-            scope.parent.children.remove(scope)
+            scope.span.fail(error)
+        self.recorder.end(scope.span, now)
+        siblings = scope.parent.children if scope.parent is not None else self._roots
+        if scope in siblings:
+            siblings.remove(scope)
         if scope.kind == "expansion" and self._expansions.get(scope.key) is scope:
             del self._expansions[scope.key]
         if scope.kind == "run" and scope in self._runs:
@@ -152,10 +163,12 @@ class SpanView:
             _current.set(_live(current))
 
     def close_all(self, why: str) -> None:
-        """End every span still open (a run that never emitted its end), as errors."""
+        """End every span still open (a run that never emitted its end, a step an error
+        left), as errors; the view makes no more spans."""
+        self._off = True
         now = time.time_ns()
-        for run in list(self._runs):
-            self._close(run, now, error=why)
+        for scope in list(self._roots):
+            self._close(scope, now, error=why)
 
     def _mark(self, scope: _Scope | None, event: Event, now: int) -> None:
         """`event` as a span event on `scope`'s span (nothing when no span is open)."""
@@ -166,7 +179,7 @@ class SpanView:
             attrs["guardsearch.step"] = event.step
         if event.node:
             attrs["guardsearch.node.id"] = event.node
-        scope.span.add_event(event.kind, attributes=attrs, timestamp=now)
+        scope.span.add_event(event.kind, attrs, now)
 
     # -- runs and phases ------------------------------------------------------------------
 
@@ -189,7 +202,7 @@ class SpanView:
                 outer.set_attribute("guardsearch.run.id", run_id)
         trace = self._trace()
         if trace is not None:
-            ctx = run.span.get_span_context()
+            ctx = run.span.context
             ids = {"trace_id": f"{ctx.trace_id:032x}", "span_id": f"{ctx.span_id:016x}"}
             trace.emit("note", run_id=run_id, span=ids)  # SPAN_KEY
         return run
@@ -300,7 +313,7 @@ class SpanView:
         for child in list(step.children):
             self._close(child, now)
         attrs = genai.flat("guardsearch.retry", event.data, skip=("attempt",))
-        step.span.add_event("retry", attributes=attrs, timestamp=now)
+        step.span.add_event("retry", attrs, now)
         self._open_attempt(step, int(event.data.get("attempt", len(step.children) + 2)), now)
 
     def _step_end(self, event: Event, now: int) -> None:
@@ -349,17 +362,13 @@ class SpanView:
         reserved = self._reserved.pop(d.get("reservation"), {})
         attrs = genai.model_call(d, event.step, event.node, reserved)
         start = now - int(float(d.get("wall_s") or 0.0) * 1e9)
-        span = self.tracer.start_span(
-            f"{genai.OPERATION} {d.get('model', '')}",
-            context=_context(self._here(event)),
-            kind=SpanKind.CLIENT,
-            attributes=attrs,
-            start_time=start,
-        )
+        name = f"{genai.OPERATION} {d.get('model', '')}"
+        parent = _context(self._here(event))
+        span = self.recorder.start(name, parent, attrs, start, kind=SpanKind.CLIENT)
         if event.kind == "model_error":
             span.set_attribute("error.type", str(d.get("error_type", "_OTHER")))
-            span.set_status(Status(StatusCode.ERROR, str(d.get("error", ""))[:500]))
-        span.end(end_time=now)
+            span.fail(str(d.get("error", ""))[:500])
+        self.recorder.end(span, now)
         if event.kind == "model_error":
             self._stopped(event, now)
 
@@ -369,18 +378,14 @@ class SpanView:
         if parent_id:
             self._parents[event.node] = str(parent_id)
         parent = self._expansions.get(str(parent_id)) if parent_id else None
-        span = self.tracer.start_span(
-            f"guard {d.get('guard', '')}",
-            context=_context(parent or self._here(event)),
-            attributes=genai.verdict(d, event.step, event.node),
-            start_time=now,
+        attrs = genai.verdict(d, event.step, event.node)
+        span = self.recorder.start(
+            f"guard {d.get('guard', '')}", _context(parent or self._here(event)), attrs, now
         )
         feedback = d.get("feedback")
         if feedback:
-            span.add_event(
-                "feedback", attributes={"guardsearch.guard.feedback": str(feedback)}, timestamp=now
-            )
-        span.end(end_time=now)
+            span.add_event("feedback", {"guardsearch.guard.feedback": str(feedback)}, now)
+        self.recorder.end(span, now)
 
     def _note(self, event: Event, now: int) -> None:
         d = event.data

@@ -12,6 +12,7 @@ strategy, heuristic or reducer takes. Anything else is imported from its module
 """
 
 from guardsearch.search import strategies as _strategies  # registers the strategies
+from guardsearch.search.expand import EngineOptions
 from guardsearch.search.heuristic import Failure, Heuristic, ModelHeuristic, Rule, RuleHeuristic
 from guardsearch.search.moves import MoveSpace
 from guardsearch.search.node import Node, SearchTree
@@ -21,13 +22,25 @@ from guardsearch.search.result import SearchResult
 from guardsearch.search.run import search, search_sync
 from guardsearch.search.space import BacktrackAdvisor, BaseSpace, Proposal, Root, SearchSpace
 from guardsearch.search.state import SearchState, Termination
+from guardsearch.search.strategies.astar import AStarOptions, BestFirstOptions
 from guardsearch.search.strategies.base import Strategy, register_strategy, strategy_names
+from guardsearch.search.strategies.beam import BeamOptions, BFSOptions
+from guardsearch.search.strategies.consensus import ConsensusOptions
+from guardsearch.search.strategies.dfs import DFSOptions
+from guardsearch.search.strategies.refine import RefineOptions
 
 del _strategies
 
 __all__ = [
+    "AStarOptions",
+    "BFSOptions",
     "BacktrackAdvisor",
     "BaseSpace",
+    "BeamOptions",
+    "BestFirstOptions",
+    "ConsensusOptions",
+    "DFSOptions",
+    "EngineOptions",
     "Failure",
     "Heuristic",
     "ModelHeuristic",
@@ -35,6 +48,7 @@ __all__ = [
     "Node",
     "Proposal",
     "Reducer",
+    "RefineOptions",
     "Root",
     "Rule",
     "RuleHeuristic",

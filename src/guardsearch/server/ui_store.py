@@ -91,29 +91,23 @@ class Viewer:
 def resume_in_thread(url: str, run_id: str, text: str) -> None:
     """`runs resume RUN --input TEXT` in a thread of its own: its own event loop (the
     model may block) and its own connection to the store."""
-    from guardsearch.runs.runner import execute_run
+    from guardsearch.runs.fleet import execute
 
-    store = open_store(url)
     try:
-        record = asyncio.run(execute_run(run_id, store, human_input=text))
+        record = execute(url, run_id, human_input=text)
         log.info("run %s resumed from the UI: %s", run_id, record.status)
     except GuardsearchError as exc:
         log.warning("run %s: resume from the UI failed: %s", run_id, exc)
     except Exception:
         log.exception("run %s: resume from the UI failed", run_id)
-    finally:
-        store.close()
 
 
 def execute_in_thread(url: str, run_id: str, model: Model | None) -> None:
     """`execute_run` of a new run in a thread of its own (like `resume_in_thread`)."""
-    from guardsearch.runs.runner import execute_run
+    from guardsearch.runs.fleet import execute
 
-    store = open_store(url)
     try:
-        record = asyncio.run(execute_run(run_id, store, model=model))
+        record = execute(url, run_id, model=model)
         log.info("run %s started from the API: %s", run_id, record.status)
     except Exception:
         log.exception("run %s: started from the API, failed", run_id)
-    finally:
-        store.close()

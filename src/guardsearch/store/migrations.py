@@ -103,6 +103,14 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
             )""",
         ),
     ),
+    (
+        4,
+        (
+            # How often each request was paid for: 1, unless an answer was lost between
+            # the provider and its memo insert and asked again (the provider's bill).
+            "ALTER TABLE calls ADD COLUMN paid INTEGER NOT NULL DEFAULT 1",
+        ),
+    ),
 )
 
 LATEST = MIGRATIONS[-1][0]

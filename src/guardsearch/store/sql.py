@@ -604,12 +604,14 @@ class SqlRunStore:
     def remember(
         self, run_id: str, digest: str, request: dict[str, Any], completion: dict[str, Any]
     ) -> None:
-        # One autocommitted statement: the answer is durable the moment it returns.
+        # One autocommitted statement: the answer is durable the moment it returns. A
+        # repeat keeps the first answer and counts the payment (`paid`: the bill).
         with self._cursor() as cur:
             self._exec(
                 cur,
                 "INSERT INTO calls (run_id, digest, request, completion, at) "
-                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id, digest) DO NOTHING",
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id, digest) "
+                "DO UPDATE SET paid = calls.paid + 1",
                 (run_id, digest, dumps(request), dumps(completion), time.time()),
             )
 
@@ -618,7 +620,7 @@ class SqlRunStore:
         with self._cursor() as cur:
             rows = self._exec(
                 cur,
-                "SELECT digest, request, completion, at FROM calls WHERE run_id = ? "
+                "SELECT digest, request, completion, at, paid FROM calls WHERE run_id = ? "
                 "ORDER BY at, digest",
                 (run_id,),
             ).fetchall()
@@ -628,6 +630,7 @@ class SqlRunStore:
                 "request": json.loads(r[1]),
                 "completion": json.loads(r[2]),
                 "at": r[3],
+                "paid": int(r[4]),
             }
             for r in rows
         ]

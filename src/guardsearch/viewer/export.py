@@ -33,6 +33,8 @@ def record_json(record: RunRecord, *, full: bool = False) -> dict[str, Any]:
         data["error"] = record.error
     if record.cancel_requested:
         data["cancel_requested"] = True
+    if record.status == "running" and record.owner:
+        data["owner"] = record.owner  # the worker holding it: host:pid:session
     if full:
         data.update(
             spec=record.spec,

@@ -213,3 +213,76 @@ async def test_content_is_on_the_spans_only_when_the_user_opts_in(
     output = json.loads(call.attributes["gen_ai.output.messages"])
     text = {"type": "text", "content": "hi there"}
     assert output == [{"role": "assistant", "parts": [text], "finish_reason": "stop"}]
+
+
+async def test_concurrent_expansions_keep_every_call_and_verdict_under_its_own_node(
+    exporter: InMemorySpanExporter,
+) -> None:
+    result = await search(
+        Game24Space(numbers=NUMS, constrained=False),
+        "beam",
+        model=proposer(),
+        budget=12,
+        width=2,
+        samples=2,
+        concurrency=4,
+    )
+    tree = SpanTree(exporter.get_finished_spans())
+    (run,) = tree.roots()
+    calls = tree.named("chat ")
+    assert len(calls) == result.usage.calls
+    for call in calls:  # a call hangs under the expansion of its node, or the run
+        owner = tree.parent(call)
+        assert (
+            owner is run
+            or owner.attributes["guardsearch.node.id"] == call.attributes["guardsearch.node.id"]
+        )
+    for verdict in tree.named("guard "):
+        owner = tree.parent(verdict)
+        assert owner.name.startswith("expansion ")
+        assert (
+            owner.attributes["guardsearch.node.id"]
+            == verdict.attributes["guardsearch.node.parent_id"]
+        )
+
+
+async def test_a_search_stopped_by_its_budget_ends_every_span(
+    exporter: InMemorySpanExporter,
+) -> None:
+    model = ScriptedModel([json.dumps({"steps": ["4 + 5"]})], repeat_last=True)
+    result = await search(Game24Space(numbers=NUMS), "astar", model=model, budget=2)
+    assert result.stop_reason == "budget_exhausted"
+    tree = SpanTree(exporter.get_finished_spans())
+    (run,) = tree.roots()
+    assert run.attributes["guardsearch.stop_reason"] == "budget_exhausted"
+    assert [e.name for e in run.events].count("budget_exceeded") >= 1
+    assert all(s.end_time is not None for s in tree.spans)
+
+
+async def test_a_failed_model_call_is_an_error_span_and_ends_its_step(
+    exporter: InMemorySpanExporter,
+) -> None:
+    step = Step(name="ask", prompt="Say something.")
+    with pytest.raises(Exception, match="server went away"):
+        await run_step(
+            step, Context(objective="o"), ScriptedModel([RuntimeError("server went away")])
+        )
+    tree = SpanTree(exporter.get_finished_spans())
+    (step_span,) = tree.roots()
+    assert step_span.status.status_code is StatusCode.ERROR
+    (attempt,) = tree.children(step_span)
+    (call,) = tree.children(attempt)
+    assert call.status.status_code is StatusCode.ERROR
+    assert call.attributes["error.type"] == "RuntimeError"
+
+
+async def test_a_search_that_raises_ends_its_run_span_as_an_error(
+    exporter: InMemorySpanExporter,
+) -> None:
+    model = ScriptedModel([RuntimeError("boom")])
+    with pytest.raises(Exception, match="boom"):
+        await search(Game24Space(numbers=NUMS), "astar", model=model, budget=5)
+    (run,) = SpanTree(exporter.get_finished_spans()).roots()
+    assert run.status.status_code is StatusCode.ERROR
+    assert run.attributes["error.type"] == "ModelError"
+    assert run.attributes["guardsearch.stop_reason"] == "error"

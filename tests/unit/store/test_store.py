@@ -93,9 +93,9 @@ def test_paid_calls_are_remembered_once_by_digest(store: RunStore) -> None:
     run = new_run(store)
     assert store.recall(run, "d1") is None
     store.remember(run, "d1", {"messages": []}, {"text": "a"})
-    store.remember(run, "d1", {"messages": []}, {"text": "b"})  # a repeat changes nothing
+    store.remember(run, "d1", {"messages": []}, {"text": "b"})  # a repeat keeps the answer
     assert store.recall(run, "d1") == {"text": "a"}
-    assert [c["digest"] for c in store.calls(run)] == ["d1"]
+    assert [(c["digest"], c["paid"]) for c in store.calls(run)] == [("d1", 2)]  # and is billed
     assert store.recall(new_run(store), "d1") is None  # memos are per run
 
 

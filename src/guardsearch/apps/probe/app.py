@@ -67,7 +67,7 @@ def _index(index: CorpusIndex | None) -> CorpusIndex:
 async def probe(
     topic: str,
     *,
-    model: Model,
+    model: Model | str,
     index: CorpusIndex | None = None,
     baseline: bool = False,
     budget: BudgetLike = DEFAULT_OUTER_CALLS,
@@ -77,7 +77,12 @@ async def probe(
     max_results: int = 10,
 ) -> ProbeRun:
     """Search the corpus for `topic` with the inner/outer loop (or the baseline), within
-    `budget` model calls and `inner_budget` probe calls (anything `Budget.of` takes)."""
+    `budget` model calls and `inner_budget` probe calls (anything `Budget.of` takes).
+    `model` is a Model or a spec string ("embedded", docs/models.md)."""
+    if isinstance(model, str):
+        from guardsearch.models.spec import model_from_spec
+
+        model = model_from_spec(model)
     if not topic.strip():
         raise ConfigError("probe needs a non-empty topic")
     if max_results < 1:

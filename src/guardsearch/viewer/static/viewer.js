@@ -232,7 +232,7 @@
       // data-label: a narrow window shows each row as a card, the labels beside the values
       return h("tr", { "data-run": r.id, "data-status": r.status },
         h("td", { "data-label": "run" }, h("a", { href: "#/run/" + encodeURIComponent(r.id) }, r.id), r.name ? h("div", { class: "muted" }, r.name) : null),
-        h("td", { "data-label": "status" }, badge(r.status)), h("td", { "data-label": "app" }, r.app), h("td", { "data-label": "strategy" }, r.strategy),
+        h("td", { "data-label": "status" }, badge(r.status), r.owner ? h("div", { class: "muted", title: "the worker holding the run" }, "on " + r.owner) : null), h("td", { "data-label": "app" }, r.app), h("td", { "data-label": "strategy" }, r.strategy),
         h("td", { class: "num", "data-label": "calls" }, fmt(r.calls)), h("td", { class: "num", "data-label": "tokens" }, fmt(r.tokens)),
         h("td", { "data-label": "termination" }, r.termination || "—", r.error ? h("div", { class: "error" }, cut(r.error, 160)) : null),
         h("td", { "data-label": "created" }, r.created_at), h("td", { "data-label": "action" }, action));
@@ -709,6 +709,7 @@
         h("div", {}, h("b", {}, "nodes"), `${data.nodes.size} · expansions ${fmt(r.expansions)} · depth ${data.depth()}`),
         h("div", {}, h("b", {}, "by status"), Object.entries(counts).map(([k, v]) => [badge(`${k}`), ` ${v} `])),
         h("div", {}, h("b", {}, "created"), r.created_at),
+        r.status === "running" && r.owner ? h("div", {}, h("b", {}, "worker"), r.owner) : null,
         r.result && r.result.answer !== undefined ? h("div", {}, h("b", {}, "answer"), String(r.result.answer)) : null),
       r.error ? h("p", { class: "error" }, r.error) : null);
     if (!STATIC && r.status === "paused") {
