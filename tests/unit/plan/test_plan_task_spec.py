@@ -225,7 +225,10 @@ async def test_the_search_retries_a_plan_with_the_missing_constraints_named() ->
     retry = " ".join(m.content for m in model.requests[-1].messages)
     assert "12 people (say '12')" in retry and "one-day" in retry
     # Every prompt carries the spec, so the model knows what to address.
-    assert "The plan must address each of: one-day; 12 people; Lisbon" in retry
+    assert (
+        "The plan must address each of these, in the detail of a step:\n"
+        "- one-day\n- 12 people\n- Lisbon\n- budget 2000 EUR" in retry
+    )
 
 
 async def test_the_model_adds_only_phrases_the_task_states() -> None:
