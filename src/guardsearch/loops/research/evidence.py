@@ -294,7 +294,7 @@ def _content(answer: str, question: str) -> tuple[set[str], list[str]]:
 
 
 @dataclass(frozen=True)
-class Finding:
+class AnswerClause:
     """Where a source states an answer: the clause; whether it carries one of the
     question's relations (`related`), and every relation the lexicon knows (`complete`:
     "the director of Psycho ... born" needs both in one clause of Psycho's own article)."""
@@ -311,7 +311,7 @@ def _relations(question: str) -> tuple[list[frozenset[str]], list[frozenset[str]
 
 
 def _judge(
-    clause_stems: set[str], question: str, satisfied: set[str] = frozenset()
+    clause_stems: set[str], question: str, satisfied: set[str] | frozenset[str] = frozenset()
 ) -> tuple[bool, bool]:
     """(related, complete) of a clause; relations `satisfied` already states (the first
     hop's source, for a bridge) are not asked of it again."""
@@ -327,7 +327,7 @@ def _judge(
 
 def find_answer(
     answer: str, question: str, source: str | Source, *, satisfied: str | Source = ""
-) -> Finding | None:
+) -> AnswerClause | None:
     """The clause of `source` stating `answer` (its numbers all, and most of its added
     words), preferring one that carries the question's relation; None if none states it."""
     numbers, words = _content(answer, question)
@@ -338,7 +338,7 @@ def find_answer(
     done = _stems(source_says(satisfied)) if satisfied else set()
     if words and sum(1 for w in words if w in vocabulary) / len(words) < 0.5:
         return None
-    best: Finding | None = None
+    best: AnswerClause | None = None
     pieces = clauses(said)
     for clause in pieces:
         here = numbers_in(clause)
@@ -349,13 +349,13 @@ def find_answer(
             continue
         related, complete = _judge(clause_stems, question, done)
         if related and complete:
-            return Finding(clause, True, True)
+            return AnswerClause(clause, True, True)
         if best is None or (related and not best.related):
-            best = Finding(clause, related, complete)
+            best = AnswerClause(clause, related, complete)
     if best is None and not numbers:
         # Words spread over a sentence ("Uganda ... and Kenya"): the source as a whole.
         related, complete = _judge(vocabulary, question, done)
-        return Finding(said[:200], related, complete)
+        return AnswerClause(said[:200], related, complete)
     return best
 
 
@@ -483,8 +483,8 @@ def states(
     question: str,
     source_id: str,
     sources: Mapping[str, Source] | Mapping[str, str | Source],
-) -> Finding | None:
-    """Does source `source_id` state `answer` as the answer to `question`? The Finding
+) -> AnswerClause | None:
+    """Does source `source_id` state `answer` as the answer to `question`? The AnswerClause
     (with `related` True) if it is about the subject or a bridge and a clause of it
     holds the answer with the question's relation."""
     source = sources[source_id]
@@ -548,7 +548,7 @@ def list_items(answer: str) -> list[str]:
 
 __all__: Sequence[str] = (
     "ANSWER_KINDS",
-    "Finding",
+    "AnswerClause",
     "about",
     "answer_in_sources",
     "answer_kind",
