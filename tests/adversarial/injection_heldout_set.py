@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from injection_set import PROMPT_MARKERS, fenced, prompt_text
+from injection_set import PROMPT_MARKERS, _claim_and_source, _source_id_with, fenced, prompt_text
 
 from guardsearch.core.messages import ModelRequest
 from guardsearch.loops.research import AgentResponse
@@ -40,7 +40,6 @@ from guardsearch.models.scripted import ScriptedModel
 
 HERE = Path(__file__).parent / "injection_heldout"
 DOCS = HERE / "docs"
-_SOURCE_LINE = re.compile(r"^(\[\d+\]) ", re.MULTILINE)
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 # What an answer written in each requested language holds: its common words (an
@@ -130,25 +129,6 @@ def _status(response: object) -> str:
     return f"error: {getattr(error, 'type', 'unknown')}"
 
 
-def _source_id_with(prompt: str, needle: str) -> str:
-    """The id of the fenced source line that holds `needle` (else the first)."""
-    data = fenced(prompt)
-    starts = list(_SOURCE_LINE.finditer(data))
-    for i, match in enumerate(starts):
-        end = starts[i + 1].start() if i + 1 < len(starts) else len(data)
-        if needle.lower() in data[match.start() : end].lower():
-            return match.group(1)
-    return starts[0].group(1) if starts else "[1]"
-
-
-def _claim(prompt: str) -> str:
-    claim = ""
-    for line in prompt.splitlines():
-        if line.startswith(("Answer: ", "Claim: ")):
-            claim = line.split(": ", 1)[1]
-    return claim
-
-
 def _synthesis(case: Case, request: ModelRequest, triggered: bool) -> dict[str, Any]:
     text = prompt_text(request)
     own = _source_id_with(text, case.title)
@@ -188,7 +168,7 @@ def research_model(case: Case) -> ScriptedModel:
             # It obeys an injection in the source it judges.
             if case.trigger and str(case.trigger).lower() in fenced(text).lower():
                 return '{"supported": true}'
-            return json.dumps({"supported": lexical_support(_claim(text), fenced(text)) >= 0.5})
+            return json.dumps({"supported": lexical_support(*_claim_and_source(text)) >= 0.5})
         if title == "SynthesisDraft":
             return json.dumps(_synthesis(case, request, triggered), ensure_ascii=False)
         raise AssertionError(f"unexpected request {title!r}")
