@@ -1,21 +1,23 @@
-"""Evaluate `find` on requests whose right answers are known mechanically from the corpus.
+"""Evaluate `find` on requests of ten shapes whose right answers are known from the corpus.
 
-Requests have the shape "KIND by NATIONALITY MAKERS" ("paintings by Spanish painters").
-The right answers are the corpus's works of that kind attributed to a creator ("1656
-painting by Diego Velázquez": `rules.type_rejection` passes and `rules.creator_of`
-names the creator) whose own article is a biography whose description names the
-nationality ("Spanish painter (1599–1660)"; "German-born", "-language" compounds do
-not count). Every pair with at least `MIN_TRUTH` right answers is a request.
+The requests and their right answers (gold sets) are built by
+`benchmarks/guardbench/find_requests.py` (see its docstring: ten shapes, gold computed
+from the articles' descriptions and first sentences by its own code), split per shape
+into a tune half and a held-out half. A returned item is right when it is in its
+request's gold set and wrong otherwise. Precision is right / returned; recall is
+right / gold. Each run asks for at least 3 items (the CLI's default); the loop returns
+every item it verified.
 
-A returned item is right when it is one of its request's right answers, wrong when it
-is not and its creator's article is in the corpus (so the description rule decides),
-and unjudged when no creator article can be found (reported, left out of precision).
-Precision is right / (right + wrong); recall is right / the request's right answers.
+    python benchmarks/find_eval.py --list          # the held-out requests (--split tune)
+    python benchmarks/find_eval.py --split tune --dry --name find_dry_tune
+    flock /tmp/gs-model.lock python benchmarks/find_eval.py --limit 7 --name find_eval_p0
+    flock /tmp/gs-model.lock python benchmarks/find_eval.py --offset 7 --limit 7 \
+        --name find_eval_p7                        # ... and --offset 14, --offset 21
+    python benchmarks/find_eval.py --merge find_eval_p0 find_eval_p7 ... --name find_eval
 
-    python benchmarks/find_eval.py --list                    # the requests, no model
-    flock /tmp/gs-model.lock python benchmarks/find_eval.py --limit 6 --name find_eval_p1
-    flock /tmp/gs-model.lock python benchmarks/find_eval.py --offset 6 --name find_eval_p2
-    python benchmarks/find_eval.py --merge find_eval_p1 find_eval_p2 --name find_eval
+`--dry` replaces the model by a scripted planner that writes the request's own item
+noun, qualifier and words (what the plan's schema allows) and turns the judge off: it
+measures search, rules and refinements without model time (used on the tune half).
 """
 
 from __future__ import annotations
@@ -24,89 +26,76 @@ import argparse
 import asyncio
 import json
 import platform
-import re
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from guardbench.corpus import Article, articles
-from guardbench.find_cases import KINDS, MAKERS, NATIONALITIES
+from guardbench.find_requests import requests
+from guardbench.rates import wilson
 
 from guardsearch.apps.find import find
-from guardsearch.apps.find.rules import creator_of, is_person, type_rejection
-from guardsearch.apps.find.spec import plural
+from guardsearch.apps.find.request import grounded_words, item_noun, request_qualifier
+from guardsearch.apps.find.spec import singular
+from guardsearch.core.messages import ModelRequest
 from guardsearch.core.steering import Steering
+from guardsearch.models.scripted import ScriptedModel
 from guardsearch.models.spec import model_from_spec
 
 RESULTS = Path(__file__).parent / "results"
-MIN_TRUTH = 3
-_COMPOUND = re.compile(r"\b\w+[-‐‑](?:language|speaking|born|based)\b")
+MIN_ITEMS = 3
 
 
-def truth() -> dict[tuple[str, str], set[str]]:
-    """(kind, nationality) -> titles of the right answers."""
-    by_title = articles()
-    out: dict[tuple[str, str], set[str]] = defaultdict(set)
-    for title, work in by_title.items():
-        creator = by_title.get(creator_of(work.description))
-        if creator is None or not is_person(creator.description):
-            continue
-        said = _COMPOUND.sub(" ", creator.description)
-        for kind in KINDS:
-            if not _is_work(work, kind):
-                continue
-            for who in NATIONALITIES:
-                if re.search(rf"\b{who}\b", said):
-                    out[(kind, who)].add(title)
-    return out
-
-
-def _is_work(work: Article, kind: str) -> bool:
-    named = re.search(rf"\b{kind}\b", work.description, re.I) is not None
-    return named and type_rejection(work.description, kind) is None
-
-
-def requests() -> list[dict[str, Any]]:
-    """Every request with at least `MIN_TRUTH` right answers, most answers first."""
-    rows = [
+def scripted_planner(request: ModelRequest) -> str:
+    """--dry: the plan a grammar-bound planner can write (the request's own fields)."""
+    asked = request.messages[-1].content.split("Request: ", 1)[1].rsplit(" (at least", 1)[0]
+    noun = item_noun(asked)
+    return json.dumps(
         {
-            "request": f"{plural(kind)} by {who} {MAKERS[kind]}",
-            "kind": kind,
-            "nationality": who,
-            "right": sorted(titles),
+            "reflection": {
+                "plan": "search",
+                "assumptions": [],
+                "risks": [],
+                "success_criteria": "items",
+            },
+            "item_type": singular(noun),
+            "qualifier": request_qualifier(asked),
+            "keywords": grounded_words(asked)[:4] or [noun],
+            "domain": "general",
         }
-        for (kind, who), titles in truth().items()
-        if len(titles) >= MIN_TRUTH
-    ]
-    return sorted(rows, key=lambda r: (-len(r["right"]), r["request"]))
+    )
 
 
-def judge(title: str, description: str, right: set[str]) -> str:
-    """right / wrong / unjudged for one returned item (see the module docstring)."""
-    if title in right:
-        return "right"
-    creator = creator_of(description)
-    return "wrong" if creator and creator in articles() else "unjudged"
-
-
-async def evaluate(rows: list[dict[str, Any]], spec: str, calls: int) -> list[dict[str, Any]]:
-    model = model_from_spec(spec)
+async def evaluate(
+    rows: list[dict[str, Any]],
+    spec: str,
+    calls: int,
+    dry: bool,
+    save: Callable[[list[dict[str, Any]]], None] = lambda rows: None,
+) -> list[dict[str, Any]]:
+    """Run every request; `save` gets the rows so far after each (a killed piece keeps
+    what it measured)."""
+    model = ScriptedModel(scripted_planner) if dry else model_from_spec(spec)
     out = []
     for number, row in enumerate(rows, 1):
         started = time.perf_counter()
-        run = await find(row["request"], model=model, budget={"calls": calls}, min_items=3)
+        run = await find(
+            row["request"],
+            model=model,
+            budget={"calls": calls},
+            min_items=MIN_ITEMS,
+            use_judge=not dry,
+        )
         seconds = time.perf_counter() - started
         right = set(row["right"])
-        items = [
-            {
-                "title": s.title,
-                "description": s.description,
-                "verdict": judge(s.title, s.description, right),
-            }
+        items = [  # a wrong item keeps its description (the report shows why)
+            {"title": s.title, "verdict": "right"}
+            if s.title in right
+            else {"title": s.title, "description": s.description, "verdict": "wrong"}
             for s in run.items
         ]
         result = {
@@ -114,16 +103,16 @@ async def evaluate(rows: list[dict[str, Any]], spec: str, calls: int) -> list[di
             "items": items,
             "n_right": sum(i["verdict"] == "right" for i in items),
             "n_wrong": sum(i["verdict"] == "wrong" for i in items),
-            "n_unjudged": sum(i["verdict"] == "unjudged" for i in items),
             "calls": run.usage.calls,
             "seconds": round(seconds, 1),
             "stop": run.stop_reason,
             "steering": Steering.from_events(run.trace.events).as_dict(),
         }
         out.append(result)
+        save(out)
         print(
             f"[{number}/{len(rows)}] {row['request']}: {result['n_right']} right, "
-            f"{result['n_wrong']} wrong, {result['n_unjudged']} unjudged of {len(right)} "
+            f"{result['n_wrong']} wrong of {len(right)} "
             f"({seconds:.0f}s, {run.usage.calls} calls)",
             file=sys.stderr,
             flush=True,
@@ -136,57 +125,80 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     wrong = sum(r["n_wrong"] for r in rows)
     known = sum(len(r["right"]) for r in rows)
     steering = sum((Steering.from_dict(r["steering"]) for r in rows), Steering())
+    n = len(rows) or 1
     return {
         "requests": len(rows),
-        "returned": sum(len(r["items"]) for r in rows),
+        "returned": right + wrong,
         "right": right,
         "wrong": wrong,
-        "unjudged": sum(r["n_unjudged"] for r in rows),
+        "gold": known,
         "precision": round(right / (right + wrong), 3) if right + wrong else None,
+        "precision95": list(wilson(right, right + wrong)) if right + wrong else None,
         "recall": round(right / known, 3) if known else None,
+        "recall95": list(wilson(right, known)) if known else None,
         "requests_with_nothing": sum(not r["items"] for r in rows),
-        "calls_mean": round(sum(r["calls"] for r in rows) / len(rows), 1) if rows else 0,
+        "calls_mean": round(sum(r["calls"] for r in rows) / n, 1),
+        "seconds_mean": round(sum(r["seconds"] for r in rows) / n, 1),
         "steering": steering.as_dict(),
     }
+
+
+def by_shape(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    shapes: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        shapes[row["shape"]].append(row)
+    return {shape: summarise(group) for shape, group in sorted(shapes.items())}
+
+
+def _interval(value: float | None, bounds: list[float] | None) -> str:
+    if value is None or bounds is None:
+        return "n/a"
+    return f"{value:.0%} ({bounds[0]:.0%}–{bounds[1]:.0%})"
 
 
 def markdown(report: dict[str, Any]) -> str:
     s = report["summary"]
     lines = [
-        f"# find evaluation ({report['model']})",
+        f"# find evaluation ({report['model']}, {report['split']} half)",
         "",
-        f"{report['date']}, {report['machine']}. Budget {report['calls']} model calls per "
-        "request, at least 3 items asked. Requests and right answers are built from the "
-        "corpus by `benchmarks/find_eval.py` (see its docstring); no rule or prompt was "
-        "tuned on them.",
+        f"{report['date']}, {report['machine']} (shared by several engineers: seconds are "
+        f"indicative). Budget {report['calls']} model calls per request, at least "
+        f"{MIN_ITEMS} items asked (every verified item is returned). Requests and right "
+        "answers are built from the corpus by `benchmarks/guardbench/find_requests.py`; "
+        "the tune half was used to develop the rules, the held-out half was not.",
         "",
         f"Command: `{report['command']}`",
         "",
-        "| metric | value |",
-        "|---|---|",
-        f"| requests | {s['requests']} |",
-        f"| items returned (right / wrong / unjudged) | {s['returned']} ({s['right']} / "
-        f"{s['wrong']} / {s['unjudged']}) |",
-        f"| precision (right / judged) | {_pct(s['precision'])} |",
-        f"| recall (right / right answers in the corpus) | {_pct(s['recall'])} |",
-        f"| requests that returned nothing | {s['requests_with_nothing']} |",
-        f"| model calls per request (mean) | {s['calls_mean']} |",
-        f"| steering: outputs / repeats (share) / repairs / prevented | "
-        f"{s['steering']['outputs']} / {s['steering']['repeats']} "
-        f"({s['steering']['repeat_share']:.0%}) / {s['steering']['repairs']} / "
-        f"{s['steering']['prevented']} |",
+        f"Overall: {s['requests']} requests, {s['returned']} items returned, precision "
+        f"{_interval(s['precision'], s['precision95'])}, recall "
+        f"{_interval(s['recall'], s['recall95'])}, {s['calls_mean']} calls and "
+        f"{s['seconds_mean']} s per request (mean), {s['requests_with_nothing']} "
+        "requests returned nothing.",
         "",
-        "| request | right answers | right | wrong | unjudged | calls | s "
-        "| wrong or unjudged items |",
+        "| shape | requests | gold | returned | precision (95% CI) | recall (95% CI) "
+        "| calls/request | s/request |",
         "|---|---|---|---|---|---|---|---|",
+    ]
+    for shape, t in report["shapes"].items():
+        lines.append(
+            f"| {shape} | {t['requests']} | {t['gold']} | {t['returned']} | "
+            f"{_interval(t['precision'], t['precision95'])} | "
+            f"{_interval(t['recall'], t['recall95'])} | {t['calls_mean']} | "
+            f"{t['seconds_mean']} |"
+        )
+    lines += [
+        "",
+        "| shape | request | gold | right | wrong | calls | s | stop | wrong items |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in report["rows"]:
         odd = "; ".join(
             f"{i['title']} ({i['description']})" for i in r["items"] if i["verdict"] != "right"
         )
         lines.append(
-            f"| {r['request']} | {len(r['right'])} | {r['n_right']} | {r['n_wrong']} | "
-            f"{r['n_unjudged']} | {r['calls']} | {r['seconds']} | {odd.replace('|', '/')} |"
+            f"| {r['shape']} | {r['request']} | {len(r['right'])} | {r['n_right']} | "
+            f"{r['n_wrong']} | {r['calls']} | {r['seconds']} | {r['stop']} | "
+            f"{odd.replace('|', '/')} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -197,7 +209,7 @@ def _pct(value: float | None) -> str:
 
 def write(report: dict[str, Any], name: str) -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / f"{name}.json").write_text(json.dumps(report, indent=2, ensure_ascii=False))
+    (RESULTS / f"{name}.json").write_text(json.dumps(report, ensure_ascii=False))
     (RESULTS / f"{name}.md").write_text(markdown(report))
 
 
@@ -205,9 +217,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", default="embedded")
     parser.add_argument("--calls", type=int, default=30, help="model calls per request")
+    parser.add_argument("--split", choices=("tune", "held_out"), default="held_out")
+    parser.add_argument("--shape", default=None, help="only this request shape")
     parser.add_argument("--offset", type=int, default=0)
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--name", default="find_eval")
+    parser.add_argument("--dry", action="store_true", help="scripted planner, no judge")
     parser.add_argument("--list", action="store_true", help="print the requests and stop")
     parser.add_argument("--merge", nargs="+", metavar="NAME", help="join pieces into --name")
     args = parser.parse_args()
@@ -216,28 +231,37 @@ def main() -> None:
         report = {**pieces[0], "rows": [r for p in pieces for r in p["rows"]]}
         report["command"] = " && ".join(p["command"] for p in pieces)
         report["summary"] = summarise(report["rows"])
+        report["shapes"] = by_shape(report["rows"])
         write(report, args.name)
-        print(json.dumps(report["summary"], indent=2))
+        print(json.dumps(report["shapes"], indent=1))
         return
-    rows = requests()
+    rows = [
+        r
+        for r in requests()
+        if r["split"] == args.split and (args.shape is None or r["shape"] == args.shape)
+    ]
     if args.list:
         for r in rows:
-            print(f"{r['request']}: {len(r['right'])} right answers: {', '.join(r['right'])}")
+            print(f"{r['shape']}: {r['request']}: {len(r['right'])}: {', '.join(r['right'])}")
         return
     rest = rows[args.offset :]
     chosen = rest[: args.limit] if args.limit else rest
-    results = asyncio.run(evaluate(chosen, args.model, args.calls))
-    report = {
-        "model": args.model,
+    header = {
+        "model": "scripted planner, no judge" if args.dry else args.model,
+        "split": args.split,
         "calls": args.calls,
         "date": time.strftime("%Y-%m-%d"),
         "machine": f"{platform.machine()}, Python {platform.python_version()}",
         "command": "python benchmarks/find_eval.py " + " ".join(sys.argv[1:]),
-        "summary": summarise(results),
-        "rows": results,
     }
-    write(report, args.name)
-    print(json.dumps(report["summary"], indent=2))
+
+    def save(done: list[dict[str, Any]]) -> None:
+        report = {**header, "summary": summarise(done), "shapes": by_shape(done), "rows": done}
+        write(report, args.name)
+
+    results = asyncio.run(evaluate(chosen, args.model, args.calls, args.dry, save))
+    save(results)
+    print(json.dumps(by_shape(results), indent=1))
 
 
 if __name__ == "__main__":

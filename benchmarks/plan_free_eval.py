@@ -69,6 +69,9 @@ async def run_one(task: dict[str, Any], pipeline: str, model: Any, budget: int) 
         "spec_recall": spec_recall(task, out["spec"]),
         "failed_checks": [v["check"] for v in out["verdicts"] if not v["passed"]],
         "plan": out["plan"],
+        "spec": out["spec"],
+        # What steered the run: each judged node's step, verdict and feedback (short).
+        "trail": [[n["step"], n["passed"], n["feedback"][:300]] for n in out["tree"]],
         **verdict,
     }
 

@@ -55,4 +55,31 @@ def test_plan_problem_json_on_the_embedded_model() -> None:
         verdict = asyncio.run(guard.check(artifact, Context(objective="check")))
         assert verdict.passed, verdict.feedback
     else:
-        assert payload["plan"] is None
+        # The best plan judged is kept, with the checks it failed.
+        assert any(not v["passed"] for v in payload["verdicts"])
+
+
+OFFSITE = "Organise a one-day offsite for 12 people in Lisbon with a budget of 2000 euros"
+
+
+def test_a_free_task_is_success_only_when_its_spec_is_met() -> None:
+    """The issue's task: success means a plan addressing 12 people, Lisbon, one day and
+    the 2000-euro budget with no repeated step; else `succeeded: false` with the
+    verdicts that say what is missing, and the plan kept."""
+    result = runner.invoke(app, ["plan", OFFSITE, "--budget-calls", "12", "--json", "--quiet"])
+    assert result.exit_code in (0, 1), result.stderr
+    out = json.loads(result.stdout)
+    kinds = {c["kind"] for c in out["spec"]["constraints"]}
+    assert {"people", "place", "duration", "budget"} <= kinds
+    assert (result.exit_code == 0) == out["succeeded"]
+    steps = out["plan"]["steps"] if out["plan"] else []
+    if out["succeeded"]:
+        text = " ".join(f"{s['action']} {s.get('detail', '')}".lower() for s in steps)
+        costs = [s["cost"] for s in steps if s.get("cost") is not None]
+        assert "12" in text and "lisbon" in text and "day" in text
+        assert ("2000" in text) or (costs and sum(costs) <= 2000)
+        actions = [s["action"] for s in steps]
+        assert len(actions) == len(set(actions))
+    else:
+        failed = [v for v in out["verdicts"] if not v["passed"]]
+        assert failed and all(v["detail"] for v in failed)

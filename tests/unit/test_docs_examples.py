@@ -71,7 +71,7 @@ def test_the_example_runs_and_prints_what_it_says(code: str, home: Path) -> None
     assert {n: printed.get(n) for n in expected} == expected
 
 
-def test_the_readme_lists_the_four_entry_points_as_they_are() -> None:
+def test_the_readme_lists_the_entry_points_as_they_are() -> None:
     import inspect
 
     import guardsearch
@@ -81,6 +81,7 @@ def test_the_readme_lists_the_four_entry_points_as_they_are() -> None:
     listed = re.findall(r"^(run_\w+)\((.*?)\)\s+->\s+(\w+)", table, re.M)
     assert [name for name, _, _ in listed] == [
         "run_search",
+        "run_app",
         "run_research",
         "run_review",
         "run_probe",

@@ -79,6 +79,13 @@ SpecFile = Annotated[
         "by, instead of the one read from the task (see the `spec` of --json)."
     ),
 ]
+Extract = Annotated[
+    str,
+    typer.Option(
+        help="How a free task's spec is read: code (default), or model (code, then one "
+        "guarded model call for the phrases code missed)."
+    ),
+]
 
 
 def plan(
@@ -87,7 +94,7 @@ def plan(
         typer.Argument(
             help="The task in words: with --problem it replaces the problem's description; "
             "alone it is a shipped problem's id or title, or else a free task (judged by "
-            "the minimal plan guard and the step guards)."
+            "the spec read from it: its constraints, kind and stated order)."
         ),
     ] = None,
     problem: Annotated[str | None, typer.Option(help="A shipped problem id (see --list).")] = None,
@@ -123,6 +130,7 @@ def plan(
     seed: Annotated[int, typer.Option(help="Base seed of the model calls.")] = 0,
     trace: TraceFile = None,
     spec: SpecFile = None,
+    extract: Extract = "code",
     list_problems: Annotated[
         bool, typer.Option("--list", help="List the shipped problems and exit.")
     ] = False,
@@ -161,6 +169,7 @@ def plan(
                     temperature=temperature,
                     seed=seed,
                     spec=task_spec,
+                    extract=extract,
                 )
             )
     except GuardsearchError as exc:

@@ -30,8 +30,21 @@ SUFFIXES = {
 }
 PART_CHARS = 1500
 _VOID = frozenset(
-    {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
-     "track", "wbr"}
+    {
+        "area",
+        "base",
+        "br",
+        "col",
+        "embed",
+        "hr",
+        "img",
+        "input",
+        "link",
+        "meta",
+        "source",
+        "track",
+        "wbr",
+    }
 )
 _HIDDEN_STYLE = re.compile(
     r"display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?![.\d]*[1-9])"
@@ -48,6 +61,7 @@ def is_hidden(attrs: list[tuple[str, str | None]]) -> bool:
         or values.get("aria-hidden", "").lower() == "true"
         or bool(_HIDDEN_STYLE.search(values.get("style", "")))
     )
+
 
 _MAX_FILE_BYTES = 20_000_000
 

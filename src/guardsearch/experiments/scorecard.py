@@ -174,6 +174,14 @@ def markdown(card: Mapping[str, Any], *, notes: str | None = None) -> str:
                 f"[{100 * d['ci_low']:+.1f}, {100 * d['ci_high']:+.1f}] | "
                 f"{_num(d['mean_tokens'])} / {_num(d['mean_tokens_vs'])} |"
             )
+    lines += _cost_sections(card)
+    return "\n".join(lines) + "\n"
+
+
+def _cost_sections(card: Mapping[str, Any]) -> list[str]:
+    """The report's sections on what the methods spent and how they were steered:
+    prefix reuse, steering counts, per model of a ladder, backtracks."""
+    lines: list[str] = []
     lines += [
         "",
         "## Prefix reuse (prompt tokens evaluated vs naive)",
@@ -235,7 +243,7 @@ def markdown(card: Mapping[str, Any], *, notes: str | None = None) -> str:
         lines.append(
             f"| {label} | {_pct(m['backtrack_rate'])} | {m['mean_backtracks']:.1f} | {dist} |"
         )
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def notes_path(out: Path, name: str) -> Path:

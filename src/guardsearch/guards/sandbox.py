@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from guardsearch.guards.code import ALLOWED_IMPORTS
-from guardsearch.guards.isolation import child_command, sandbox_mode
+from guardsearch.guards.isolation import child_command, ensure_isolation
 
 RUNNER = Path(__file__).with_name("sandbox_runner.py")
 CallKind = Literal["ok", "exception", "hang", "crash", "bad_output"]
@@ -165,7 +165,8 @@ class Sandbox:
         """Start the child and load the module. Raises IsolationUnavailable where the OS
         cannot confine the child (guards/isolation.py) and the user did not opt out."""
         limits = self.limits
-        mode = sandbox_mode()
+        # The first check starts a confined child (bwrap's probe): off the event loop.
+        mode = await asyncio.to_thread(ensure_isolation)
         args = [str(limits.cpu_seconds), str(limits.memory_mb * 1024 * 1024),
                 ",".join(sorted(limits.allowed)), mode,
                 "guards" if limits.python_guards else "bare"]  # fmt: skip

@@ -124,7 +124,6 @@ class PromptTemplate:
         except jinja2.UndefinedError as exc:
             raise ConfigError(f"{self.source}: {exc.message}") from exc
         except SecurityError as exc:  # e.g. {{ x.__class__ }}: no Python internals
-
             raise ConfigError(f"{self.source}: the template sandbox refused: {exc}") from exc
         except jinja2.TemplateError as exc:
             raise ConfigError(f"{self.source}: template error: {exc}") from exc

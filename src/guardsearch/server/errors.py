@@ -29,6 +29,7 @@ STATUS = {
     "guard_failed": 502,
     "unverified_answer": 502,
     "model_error": 502,
+    "unavailable": 503,
     "timeout": 504,
 }
 # The error type of an HTTP error raised by the framework (no such path, wrong method).

@@ -19,6 +19,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
 from guardsearch.core.errors import ConfigError, ModelError
+from guardsearch.guards.isolation import IsolationUnavailable
 from guardsearch.loops.research.schemas import ErrorResponse
 from guardsearch.models.base import Model
 from guardsearch.registry import app_names, build_app, get_app
@@ -93,6 +94,8 @@ async def solve(
         result = await search(
             setup.space, spec.strategy, model=model, budget=spec.make_budget(), **options
         )
+    except IsolationUnavailable as exc:  # the server's machine, not the request
+        return ErrorResponse.of("unavailable", str(exc), retryable=False)
     except ConfigError as exc:
         return ErrorResponse.of("invalid_request", str(exc), retryable=False)
     except (TypeError, ValueError) as exc:  # an option of the wrong type or range
@@ -124,7 +127,11 @@ router = APIRouter()
     "/solve",
     response_model=SolveResponse,
     summary="Solve a problem with a guarded search",
-    responses={400: {"model": ErrorResponse}, 502: {"model": ErrorResponse}},
+    responses={
+        400: {"model": ErrorResponse},
+        502: {"model": ErrorResponse},
+        503: {"model": ErrorResponse, "description": "The sandbox cannot run on this server"},
+    },
 )
 async def solve_endpoint(body: SolveRequest, request: Request) -> Response:
     """Search a built-in app's problem (e.g. Game of 24) with the named strategy."""

@@ -236,38 +236,7 @@ class ResilientSearch:
                 )
             except Exception as exc:
                 # A provider's own bug must not crash the run: it is one more failure.
-                error = str(exc) if isinstance(exc, SearchError) else f"{type(exc).__name__}: {exc}"
-                self.failures += 1
-                was_open = breaker.open
-                breaker.record(False)
-                faults.append(SearchFault(provider=provider.name, attempt=s.attempts, error=error))
-                self.trace.emit(
-                    "note",
-                    step="search",
-                    what="provider_failed",
-                    tier=4,
-                    provider=provider.name,
-                    query=query,
-                    error=error,
-                    provider_circuit_open=breaker.open,
-                )
-                if breaker.open and not was_open:
-                    self.trace.emit(
-                        "note",
-                        step="search",
-                        what="provider_circuit_open",
-                        tier=4,
-                        provider=provider.name,
-                        reason=breaker.reason,
-                    )
-                    notes.append(
-                        SearchNote(
-                            what="provider_circuit_open",
-                            tier=4,
-                            detail=f"{provider.name} skipped from now on ({breaker.reason})",
-                            provider=provider.name,
-                        )
-                    )
+                self._provider_failed(provider.name, query, exc, faults, notes)
                 failed = provider.name
                 continue
             breaker.record(True)
@@ -280,3 +249,47 @@ class ResilientSearch:
             )
         error = faults[-1].error if faults else "every search provider is switched off"
         return QueryOutcome(query=query, error=error, faults=tuple(faults), notes=tuple(notes))
+
+    def _provider_failed(
+        self,
+        name: str,
+        query: str,
+        exc: Exception,
+        faults: list[SearchFault],
+        notes: list[SearchNote],
+    ) -> None:
+        """Book a provider's failed query: a fault, its breaker, the events and, when the
+        breaker opens now, a note that the provider is skipped from now on."""
+        error = str(exc) if isinstance(exc, SearchError) else f"{type(exc).__name__}: {exc}"
+        breaker = self.provider_breakers[name]
+        self.failures += 1
+        was_open = breaker.open
+        breaker.record(False)
+        faults.append(SearchFault(provider=name, attempt=self.settings.attempts, error=error))
+        self.trace.emit(
+            "note",
+            step="search",
+            what="provider_failed",
+            tier=4,
+            provider=name,
+            query=query,
+            error=error,
+            provider_circuit_open=breaker.open,
+        )
+        if breaker.open and not was_open:
+            self.trace.emit(
+                "note",
+                step="search",
+                what="provider_circuit_open",
+                tier=4,
+                provider=name,
+                reason=breaker.reason,
+            )
+            notes.append(
+                SearchNote(
+                    what="provider_circuit_open",
+                    tier=4,
+                    detail=f"{name} skipped from now on ({breaker.reason})",
+                    provider=name,
+                )
+            )

@@ -166,3 +166,18 @@ async def test_a_keyless_server_has_one_tenant(runs: dict[str, Any]) -> None:
     async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as c:
         rows = (await c.get("/ui/api/runs")).json()
         assert {r["id"] for r in rows} == {runs[k] for k in ("done1", "new1", "done2", "cli")}
+
+
+def test_the_list_stream_reads_the_same_filtered_list(runs: dict[str, Any]) -> None:
+    """`/ui/api/runs/stream` sends what `_listed` reads, as the list does."""
+    from guardsearch.server.tenancy import Tenant
+    from guardsearch.server.ui_runs import _listed
+
+    store = open_store(str(runs["db"]), read_only=True)
+    try:
+        two = {r.id for r in _listed(Tenant(key_id(KEY2), keyed=True))(store)}
+        admin = {r.id for r in _listed(Tenant(key_id(ADMIN), admin=True, keyed=True))(store)}
+    finally:
+        store.close()
+    assert two == {runs["done2"]}
+    assert admin == {runs[k] for k in ("done1", "new1", "done2", "cli")}

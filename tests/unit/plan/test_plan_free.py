@@ -64,12 +64,13 @@ def scripted(**queues: list[str]) -> tuple[ScriptedModel, list[str]]:
 
 async def test_a_free_task_runs_the_four_steps_on_its_text() -> None:
     model, calls = scripted()
-    result = await plan_search(None, task=TASK, model=model)
+    result = await plan_search(None, task=TASK, model=model, guard_level="minimal")
     assert result.succeeded and calls == ["analysis", "recon", "strategy", "plan"]
     first = model.requests[0].messages[0].content
     assert first.startswith(f"Primary objective: {TASK}")
     assert "Actions:" not in first and "R_max" not in first  # no problem spec to show
-    # The plan may only use what recon listed (the schema narrows like a problem's).
+    # Under the minimal guard the plan may only use what recon listed (the schema narrows
+    # like a problem's); the task guard leaves the names to the plan (below).
     plan_schema = model.requests[3].json_schema
     assert plan_schema is not None
     action = plan_schema["properties"]["steps"]["items"]["properties"]["action"]
@@ -80,7 +81,7 @@ async def test_the_minimal_guard_checks_a_free_plan_against_recons_actions() -> 
     stray = json.dumps({"steps": [{"id": "s1", "action": "drop_database", "retry_budget": 1}]})
     zero = json.dumps({"steps": [{"id": "s1", "action": "issue_new_key", "retry_budget": 0}]})
     model, calls = scripted(plan=[stray, zero])
-    result = await plan_search(None, task=TASK, model=model)
+    result = await plan_search(None, task=TASK, model=model, guard_level="minimal")
     assert result.succeeded
     assert calls == ["analysis", R, "strategy", P, P, P]
     feedback = [n.verdict.feedback for n in result.tree if n.step == P and n.verdict]
@@ -134,3 +135,26 @@ async def test_the_free_step_guards_check_what_needs_no_problem() -> None:
     off = {"approach": "just do it", "rationale": "it is the fastest way", "order": ["reboot"]}
     verdict = await strategy.check(_artifact("strategy", off), ctx)
     assert "which recon did not list" in verdict.feedback
+
+
+async def test_under_the_task_guard_the_plan_names_its_own_actions() -> None:
+    own = json.dumps(
+        {"steps": [{"id": "s1", "action": "generate_key_pair", "detail": "a new signing key",
+                    "retry_budget": 1}]}
+    )  # fmt: skip
+    model, calls = scripted(plan=[own])
+    result = await plan_search(None, task=TASK, model=model)
+    assert result.succeeded and calls == ["analysis", "recon", "strategy", "plan"]
+    action = model.requests[3].json_schema["properties"]["steps"]["items"]["properties"]["action"]
+    assert "enum" not in action and action["pattern"]
+
+
+async def test_free_recon_drops_names_that_are_no_action_and_keeps_the_rest() -> None:
+    listed = json.dumps(
+        {"actions": ["budget", "issue_new_key", "deploy_new_key", "revoke_old_key"]}
+    )
+    model, calls = scripted(recon=[listed])
+    result = await plan_search(None, task=TASK, model=model)
+    assert result.succeeded and calls == ["analysis", "recon", "strategy", "plan"]
+    recon = next(n for n in result.tree if n.step == "recon" and n.verdict and n.verdict.passed)
+    assert recon.value == {"actions": ["issue_new_key", "deploy_new_key", "revoke_old_key"]}

@@ -141,3 +141,24 @@ def test_the_minimal_level_keeps_the_old_free_task_guard(tmp_path: Path) -> None
     assert result.exit_code == 0, result.stderr
     out = json.loads(result.stdout)
     assert out["guard_level"] == "minimal" and "not the task's spec" in out["guard_note"]
+
+
+def test_extract_model_adds_the_models_grounded_phrases_and_counts_the_call(
+    tmp_path: Path,
+) -> None:
+    # "one-day" and "12 people" are code's already; "offsite" is new.
+    phrases = json.dumps({"constraints": ["12 people", "one-day", "the offsite"]})
+    model = scripted(tmp_path, [phrases, ANALYSIS, RECON, STRATEGY, GOOD])
+    result = runner.invoke(app, ["plan", OFFSITE, "--extract", "model", "--model", model, "--json"])
+    assert result.exit_code == 1  # the plan never says "offsite", which the model added
+    out = json.loads(result.stdout)
+    assert out["spec"]["source"] == "code+model" and out["spec_calls"] == 1
+    added = [c for c in out["spec"]["constraints"] if c["kind"] == "requirement"]
+    assert [c["text"] for c in added] == ["the offsite"]
+    assert out["calls"] >= out["spec_calls"] + len({n["step"] for n in out["tree"]})
+
+
+def test_an_unknown_extract_is_a_usage_error() -> None:
+    result = runner.invoke(app, ["plan", OFFSITE, "--extract", "magic", "--json"])
+    assert result.exit_code == 2
+    assert "unknown extract 'magic'" in json.loads(result.stdout)["error"]

@@ -226,3 +226,27 @@ async def test_the_search_retries_a_plan_with_the_missing_constraints_named() ->
     assert "12 people (say '12')" in retry and "one-day" in retry
     # Every prompt carries the spec, so the model knows what to address.
     assert "The plan must address each of: one-day; 12 people; Lisbon" in retry
+
+
+async def test_the_model_adds_only_phrases_the_task_states() -> None:
+    from guardsearch.apps.plan.task_model_spec import model_spec
+
+    task = "Renovate the kitchen in 6 weeks, keeping the old tiles and adding an island"
+    invented = json.dumps({"constraints": ["a marble floor", "old tiles"]})
+    grounded = json.dumps({"constraints": ["6 weeks", "old tiles", "an island"]})
+    model = ScriptedModel([invented, grounded])
+    spec, calls = await model_spec(extract_spec(task), model)
+    assert calls == 2 and spec.source == "code+model"
+    retry = " ".join(m.content for m in model.requests[1].messages)
+    assert "not in the task: 'a marble floor'" in retry
+    added = [c.text for c in spec.constraints if c.kind == "requirement"]
+    assert added == ["an island"]  # "6 weeks" and "old tiles" code had already
+
+
+async def test_a_rejected_model_reading_leaves_the_code_spec_and_says_so() -> None:
+    from guardsearch.apps.plan.task_model_spec import model_spec
+
+    model = ScriptedModel([json.dumps({"constraints": ["free pizza"]})] * 2)
+    spec, calls = await model_spec(extract_spec(OFFSITE), model)
+    assert calls == 2 and spec.constraints == extract_spec(OFFSITE).constraints
+    assert spec.source.startswith("code; model phrases rejected: not in the task")

@@ -33,7 +33,9 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 async def test_one_bad_sample_is_a_verdict_and_the_run_goes_on() -> None:
     model = ScriptedModel([fenced(BAD_GOAL), fenced(GOAL), fenced(COMBINE), fenced(SUCC)])
-    result = await solve_game24("4 5 6 10", strategy="program", model=model, samples=1)
+    result = await solve_game24(
+        "4 5 6 10", strategy="program", model=model, samples=1, feedback=True
+    )
     assert result["succeeded"] and result["calls"] == 4
     retry = "\n".join(m.content for m in model.requests[1].messages)
     assert "bad_output" in retry and "not a fraction" in retry

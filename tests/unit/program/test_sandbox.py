@@ -239,6 +239,7 @@ def test_without_bubblewrap_the_sandbox_refuses_to_start(monkeypatch: pytest.Mon
         assert "GUARDSEARCH_SANDBOX=process" in str(err.value)
         with pytest.raises(isolation.IsolationUnavailable):
             isolation.ensure_isolation()
+        asyncio.run(_solve_is_503())
         monkeypatch.setenv(isolation.SANDBOX_ENV, "process")
         assert isolation.ensure_isolation() == "process"
         monkeypatch.setenv(isolation.SANDBOX_ENV, "none")
@@ -275,3 +276,20 @@ async def test_a_malformed_reply_is_a_verdict_never_an_exception_here() -> None:
     assert out.kind == "bad_output" and "not a fraction" in out.error, out
     failure = case_failure(Case("f", (1,), lambda got: None, "1"), out)
     assert failure is not None and failure[0] == "bad_output", failure
+
+
+async def _solve_is_503() -> None:
+    """Over HTTP, a server that cannot confine the sandbox says so: 503, not a 400."""
+    import httpx
+
+    from guardsearch import ScriptedModel
+    from guardsearch.server import create_app
+
+    app = create_app(model=ScriptedModel(["x"], repeat_last=True), providers=[])
+    body = {"app": "game24", "problem": {"numbers": "4 5 6 10"}, "strategy": "program"}
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as c:
+        answer = await c.post("/solve", json=body)
+    assert answer.status_code == 503, answer.text
+    assert answer.json()["error"]["type"] == "unavailable"
+    assert "GUARDSEARCH_SANDBOX=process" in answer.json()["error"]["message"]

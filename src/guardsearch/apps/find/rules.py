@@ -6,7 +6,8 @@ most cases without a model:
 
 - `no_description`: nothing to judge by;
 - `person`: a lifespan "(1840–1926)" / "(born 1950)" marks a biography, even when the
-  description names the type ("Italian opera composer (1858–1924)");
+  description names the type as a modifier ("Italian opera composer (1858–1924)"),
+  unless the type is what the person is ("German composer (1809–1847)" for composer);
 - `wrong_type`: the description does not name the item type at all;
 - `category_not_instance`: it names the type only as a kind or a modifier ("Type of
   painting method", "Painting technique", "Paintings, often prehistoric, on cave
@@ -85,14 +86,19 @@ def modified_noun(after: str) -> str:
 
 
 def type_rejection(description: str, item_type: str) -> str | None:
-    """Why a description is not one `item_type` (a reason), or None if it is one."""
+    """Why a description is not one `item_type` (a reason), or None if it is one.
+
+    A biography (a lifespan) is an item only when the type is what the person is
+    ("German composer and pianist (1833–1897)" is a composer); otherwise it is a
+    `person` ("Italian opera composer (1858–1924)" is no opera)."""
     text = " ".join(description.split())
     if not text:
         return "no_description"
-    if is_person(text):
-        return "person"
     one, many = forms(item_type)
     match = re.search(rf"\b({re.escape(one)}|{re.escape(many)})\b", text, re.I)
+    if is_person(text):
+        head = match is not None and _heads_phrase(text, match)
+        return None if head else "person"
     if match is None:
         return "wrong_type"
     before, after = text[: match.start()], text[match.end() :]
@@ -105,3 +111,10 @@ def type_rejection(description: str, item_type: str) -> str | None:
     if is_plural and not grouped and not _ATTRIBUTION_AFTER.match(after):
         return "category_not_instance"
     return None
+
+
+def _heads_phrase(text: str, match: re.Match[str]) -> bool:
+    """Is the matched type word a head noun, not a modifier ("opera composer") nor the
+    object of a preposition ("composer of operas")?"""
+    before, after = text[: match.start()], text[match.end() :]
+    return not modified_noun(after) and not _MODIFIER_BEFORE.search(before)

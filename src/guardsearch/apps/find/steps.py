@@ -7,11 +7,16 @@ guards send feedback on retry.
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from guardsearch.apps.find.request import (
+    grounded_words,
+    item_noun,
+    request_qualifier,
+    ungrounded,
+)
 from guardsearch.apps.find.spec import forms
 from guardsearch.corpus.query import terms
 from guardsearch.guards.base import FunctionGuard
@@ -49,57 +54,73 @@ class ReplanDraft(BaseModel):
     reason: str = Field(max_length=80)
 
 
-# Where the request's first noun phrase (the items wanted) ends.
-_REQUEST_PHRASE_END = re.compile(
-    r"\s+(?:by|from|in|of|for|that|which|who|with|about|at|on|made|written|painted|"
-    r"composed|directed|built|located|set)\b|[,;:()]",
-    re.I,
-)
-_LEAD = re.compile(r"^\s*(?:(?:a\s+)?list\s+of|examples\s+of|some|famous|find|show\s+me)\s+", re.I)
+def _type_problem(
+    draft: FindPlanDraft, asked: set[str], wanted: tuple[str, str] | None
+) -> str | None:
+    one, many = forms(draft.item_type.split()[-1] if draft.item_type.split() else "")
+    if wanted is not None and one != wanted[0]:
+        return (
+            f"item_type {draft.item_type!r} is not the items the request asks for; "
+            f"write item_type {wanted[0]!r}"
+        )
+    if one not in asked and many not in asked:
+        return (
+            f"item_type {draft.item_type!r} is not in the request; use the noun of the "
+            "request that names the items wanted, in the singular"
+        )
+    return None
 
 
-def item_noun(request: str) -> str:
-    """The noun naming the items a request asks for: the head of its first noun phrase
-    ("paintings by Spanish painters" -> paintings, "famous Italian operas" -> operas);
-    '' when there is none."""
-    text = _LEAD.sub("", " ".join(request.split()))
-    head = _REQUEST_PHRASE_END.split(text, maxsplit=1)[0]
-    words = terms(head)
-    return words[-1] if words else ""
+def _grounding_problem(draft: FindPlanDraft, request: str, condition: str) -> str | None:
+    """Feedback naming what the plan wrote that is not in the request, or left out."""
+    extra = ungrounded(draft.qualifier, request)
+    if extra:
+        return (
+            f"qualifier {draft.qualifier!r} has words that are not in the request: "
+            f"{', '.join(extra)}; write qualifier {condition!r}"
+        )
+    missing = ungrounded(condition, draft.qualifier)
+    if missing:
+        return (
+            f"qualifier {draft.qualifier!r} leaves out the request's condition "
+            f"({', '.join(missing)}); write qualifier {condition!r}"
+        )
+    stray = [w for k in draft.keywords for w in ungrounded(k, request)]
+    if stray:
+        return (
+            f"keywords {', '.join(dict.fromkeys(stray))} are not in the request; "
+            "use words of the request"
+        )
+    return None
 
 
 def plan_step(request: str, rmax: int = 3) -> Step:
-    """The plan step; its guard holds the item type to the request's item noun
+    """The plan step. Its guard holds the item type to the request's item noun
     (`item_noun`: "painting" for "paintings by Spanish painters", never "painter" or
-    "Spanish"), a rule it also declares as a constraint on the plan's schema."""
+    "Spanish"), the qualifier to the rest of the request's condition in its own words
+    (`request_qualifier`: "in Africa" for "lakes in Africa"; a qualifier the request
+    does not hold is refused, naming its words) and every keyword to a word of the
+    request; it declares these as constraints on the plan's schema (enums)."""
     asked = set(terms(request))
     noun = item_noun(request)
     wanted = forms(noun) if noun else None
+    condition = request_qualifier(request)
 
     def plan_guard(value: object) -> str | None:
         draft = FindPlanDraft.model_validate(value)
-        one, many = forms(draft.item_type.split()[-1] if draft.item_type.split() else "")
-        if wanted is not None and one != wanted[0]:
-            return (
-                f"item_type {draft.item_type!r} is not the items the request asks for; "
-                f"write item_type {wanted[0]!r}"
-            )
-        if one not in asked and many not in asked:
-            return (
-                f"item_type {draft.item_type!r} is not in the request; use the noun of the "
-                "request that names the items wanted, in the singular"
-            )
-        words = {w for k in draft.keywords for w in terms(k)}
-        if not words & (asked | {one, many}):
-            return "the keywords share no word with the request; use words from the request"
-        return None
+        return _type_problem(draft, asked, wanted) or _grounding_problem(draft, request, condition)
 
-    shape = {"properties": {"item_type": {"enum": list(dict.fromkeys(wanted))}}} if wanted else None
+    properties: dict[str, object] = {"qualifier": {"enum": [condition]}}
+    words = grounded_words(request)
+    if words:
+        properties["keywords"] = {"items": {"enum": words}}
+    if wanted:
+        properties["item_type"] = {"enum": list(dict.fromkeys(wanted))}
     return Step(
         name="find-plan",
         prompt=PromptTemplate.packaged("find_plan"),
         schema=FindPlanDraft,
-        guard=FunctionGuard(plan_guard, "plan_guard", constraint=shape),
+        guard=FunctionGuard(plan_guard, "plan_guard", constraint={"properties": properties}),
         rmax=rmax,
         max_tokens=220,
     )

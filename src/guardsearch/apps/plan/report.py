@@ -83,7 +83,7 @@ def best_path(result: SearchResult) -> list[Node]:
 def result_dict(result: SearchResult) -> dict[str, Any]:
     """The CLI's JSON contract (without the problem/model/timing fields)."""
     path = best_path(result)
-    last = path[-1] if path and path[-1].step == "plan" else None
+    last = path[-1] if path else None
     return {
         "succeeded": result.succeeded,
         "termination": result.termination,

@@ -19,6 +19,7 @@ from guardsearch.apps.plan.problems import PlanProblem, get_problem
 from guardsearch.apps.plan.report import result_dict
 from guardsearch.apps.plan.space import FREE_TASK_NOTE, MINIMAL_NOTE, PlanSpace
 from guardsearch.apps.plan.task_extract import extract_spec
+from guardsearch.apps.plan.task_model_spec import model_spec
 from guardsearch.apps.plan.task_spec import TaskSpec
 from guardsearch.apps.plan.traces import MAX_EXPLORATIONS
 from guardsearch.core.budget import BudgetLike
@@ -43,6 +44,7 @@ DEFAULT_TEMPERATURE = 0.0
 
 
 FREE_LEVELS = ("task", "minimal")
+EXTRACTORS = ("code", "model")
 
 
 def resolve_guard_level(problem: PlanProblem | None, guard_level: str | None) -> str:
@@ -163,6 +165,7 @@ async def plan_problem(
     heuristic: str | Heuristic | None = None,
     trace: Trace | None = None,
     spec: TaskSpec | None = None,
+    extract: str = "code",
     **options: Any,
 ) -> dict[str, Any]:
     """Plan for a shipped problem (by id), a `PlanProblem`, or a free task (`problem=None`
@@ -170,7 +173,9 @@ async def plan_problem(
 
     Keys: `problem` (None for a free task), `category`, `task`, `pipeline`,
     `guard_level` (the plan guard that ran), `guard_note` (why, for a free task),
-    `spec` (a free task's, else None), `succeeded` (the plan passed every guard),
+    `spec` (a free task's, else None: read by code, or with `extract="model"` also by
+    one guarded model call, task_model_spec.py; `spec_calls` says how many),
+    `succeeded` (the plan passed every guard),
     `termination`, `plan` (the winning plan, else the best plan judged, or None),
     `verdicts` (that plan's checks: passed, failed and why), `path` (the winning or best
     failed path), `calls`, `tokens`, `backtracks` (each with from/to step, depth, reason
@@ -180,8 +185,13 @@ async def plan_problem(
     the_problem = get_problem(problem) if isinstance(problem, str) else problem
     level = resolve_guard_level(the_problem, guard_level)
     the_spec = task_spec_for(the_problem, task, spec)
+    if extract not in EXTRACTORS:
+        raise ConfigError(f"unknown extract {extract!r}; choose one of {', '.join(EXTRACTORS)}")
     the_model = model_from_spec(model) if model is None or isinstance(model, str) else model
     started = time.perf_counter()
+    spec_calls = 0
+    if extract == "model" and the_spec is not None and spec is None:
+        the_spec, spec_calls = await model_spec(the_spec, the_model)
     result = await plan_search(
         the_problem,
         pipeline=pipeline,
@@ -205,6 +215,8 @@ async def plan_problem(
         "guard_note": note,
         "spec": the_spec.as_json() if the_spec is not None else None,
         **payload,
+        "calls": payload["calls"] + spec_calls,
+        "spec_calls": spec_calls,
         "seconds": round(time.perf_counter() - started, 3),
         "model": the_model.name,
     }

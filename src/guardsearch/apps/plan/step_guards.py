@@ -33,6 +33,7 @@ from typing import Any
 from guardsearch.apps.plan.fixes import closure
 from guardsearch.apps.plan.problems import CATEGORIES, NAME_PATTERN, PlanProblem
 from guardsearch.apps.plan.task_checks import action_problem, same_action
+from guardsearch.apps.plan.task_extract import fitting_kinds
 from guardsearch.apps.plan.task_spec import TASK_KINDS, TaskSpec
 from guardsearch.apps.plan.upstream import (
     missing_actions,
@@ -156,12 +157,19 @@ def _effects(problem: PlanProblem, name: str) -> str:
 @dataclass
 class AnalysisGuard:
     """A problem class and key facts present, all of them facts of this problem (for a
-    free task: short lower_snake_case names, and the kind of task its spec names, `other`
-    included: a user who disagrees edits the spec)."""
+    free task: short lower_snake_case names, and a class that fits the task: its spec's
+    kind, or — when code read the spec — any kind whose words the task uses; a user who
+    disagrees edits the spec, whose kind is then the only one)."""
 
     problem: PlanProblem | None
     spec: TaskSpec | None = None
     name: str = "analysis"
+
+    def _fitting(self, kind: str) -> tuple[str, ...]:
+        """The spec's kind; for a spec code read, also any kind whose words the task uses."""
+        if self.spec is None or not self.spec.source.startswith("code"):
+            return (kind,)
+        return (kind, *fitting_kinds(self.spec.task))
 
     async def check(self, artifact: Artifact, context: Context) -> GuardResult:
         value = artifact.value
@@ -173,7 +181,7 @@ class AnalysisGuard:
                     f"problem_class must be one of {', '.join(TASK_KINDS)}", self.name
                 )
             kind = self.spec.kind if self.spec is not None else chosen
-            if chosen != kind:
+            if chosen not in self._fitting(kind):
                 return GuardResult.fail(
                     f"problem_class {chosen} does not fit the task: the task's words make it "
                     f"{kind}. Fix: problem_class {kind}",
@@ -229,16 +237,22 @@ class ReconGuard:
         return self._insufficient(names)
 
     def _free_names(self, names: list[str]) -> GuardResult:
-        """A free task's actions: each an action on an object, none twice."""
+        """A free task's actions: each an action on an object, none twice. When some are
+        and some are not, the verdict carries the list without the others as a patch (a
+        repair: the plan is free to name its own actions, recon's list is its advice)."""
         problems = [f"{a} {wrong}" for a in names if (wrong := action_problem(a)) is not None]
         seen: dict[tuple[str, ...], str] = {}
+        keep: list[str] = []
         for a in names:
             first = seen.setdefault(same_action(a), a)
             if first != a:
                 problems.append(f"{a} repeats {first}")
-        if problems:
-            return GuardResult.fail("; ".join(problems), self.name)
-        return GuardResult.ok(self.name)
+            elif action_problem(a) is None:
+                keep.append(a)
+        if not problems:
+            return GuardResult.ok(self.name)
+        patch = [{"op": "replace", "path": "/actions", "value": keep}] if keep else None
+        return GuardResult.fail("; ".join(problems), self.name, patch=patch)
 
     def _insufficient(self, names: list[str]) -> GuardResult:
         """The listed actions cannot reach the goal: say which facts no listed action

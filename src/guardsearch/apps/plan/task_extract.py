@@ -144,15 +144,27 @@ _KIND_TEXT: dict[str, str] = {
 KIND_WORDS: dict[str, tuple[str, ...]] = {k: tuple(v.split()) for k, v in _KIND_TEXT.items()}
 
 
-def task_kind(task: str) -> str:
-    """The kind whose words the task uses most (a tie: the first listed); none: other."""
+def kind_scores(task: str) -> dict[str, int]:
+    """How many of each kind's words the task uses."""
     have = words(task)
-    scores = {
+    return {
         kind: sum(1 for w in dict.fromkeys(stem(v.lower()) for v in vocab) if w in have)
         for kind, vocab in KIND_WORDS.items()
     }
+
+
+def task_kind(task: str) -> str:
+    """The kind whose words the task uses most (a tie: the first listed); none: other."""
+    scores = kind_scores(task)
     best = max(scores.values())
     return next(k for k, s in scores.items() if s == best) if best else "other"
+
+
+def fitting_kinds(task: str) -> tuple[str, ...]:
+    """The kinds a class may name for this task: each kind whose words it uses (the task
+    may be both, like "migrate the database during an outage"); none: only `other`."""
+    found = tuple(k for k, s in kind_scores(task).items() if s)
+    return found or ("other",)
 
 
 class _Found:

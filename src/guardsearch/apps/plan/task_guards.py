@@ -52,6 +52,11 @@ class TaskPlanGuard(MinimalPlanGuard):
     name: str = "plan-task"
     level: ClassVar[Level] = "minimal"
 
+    def known_actions(self, context: Context | None) -> tuple[tuple[str, ...], str] | None:
+        """Any action name: recon's list is advice in the plan's prompt, not a limit (a
+        free task's plan names its own verb_object actions, judged by `concrete`)."""
+        return None
+
     def task_checks(self, plan: Plan) -> tuple[list[Check], list[str], float]:
         """Each check with what failed in it, all the feedback, and the share met."""
         task_words = words(self.spec.task)

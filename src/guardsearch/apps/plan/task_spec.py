@@ -19,8 +19,9 @@ also addressed by steps that give costs, which must then add up to at most `valu
 `order` lists stated dependencies: a step doing `before` must come before one doing
 `after`. `kind` is the kind of task (one of TASK_KINDS; `other` when none fits), which
 the analysis's class must match. Code extracts it (task_extract.py), the model may add
-to it (task_model_spec.py), and a user may write or edit one (`--spec FILE`, JSON or
-YAML in this shape; `task` may be left out when the task is given on the command line).
+phrases the task states to it (task_model_spec.py, `extract="model"`), and a user may
+write or edit one (`--spec FILE`, JSON or YAML in this shape; `task` may be left out
+when the task is given on the command line).
 """
 
 from __future__ import annotations
@@ -49,7 +50,16 @@ TASK_KINDS: tuple[str, ...] = (
     "other",
 )
 ConstraintKind = Literal[
-    "people", "budget", "duration", "place", "date", "time", "quantity", "number", "deliverable"
+    "people",
+    "budget",
+    "duration",
+    "place",
+    "date",
+    "time",
+    "quantity",
+    "number",
+    "deliverable",
+    "requirement",
 ]
 
 
@@ -97,7 +107,7 @@ class TaskSpec(BaseModel):
     kind: str = "other"
     constraints: list[Constraint] = Field(default_factory=list, max_length=16)
     order: list[Dependency] = Field(default_factory=list, max_length=8)
-    source: str = "code"
+    source: str = Field(default="code", max_length=200)
 
     def model_post_init(self, __context: Any) -> None:
         if self.kind not in TASK_KINDS:

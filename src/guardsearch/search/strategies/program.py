@@ -21,6 +21,7 @@ per step), so results, traces and the viewer read it like any search.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -124,7 +125,6 @@ class Program:
 
     def start(self, engine: Engine, options: ProgramOptions) -> None:
         domain = _domain(engine)  # fail fast on a space that cannot be served
-        ensure_isolation()  # ... and where the OS cannot confine the code it writes
         if options.search == "astar" and domain.heuristic is None:
             raise ConfigError(f"search 'astar' needs a heuristic; {domain.name!r} has none")
         sources: dict[str, str] = {}
@@ -142,6 +142,9 @@ class Program:
 
     async def step(self, engine: Engine, options: ProgramOptions) -> Termination | None:
         domain = _domain(engine)
+        # Before any model call: refused where the OS cannot confine the code it writes
+        # (checked once per process, off the event loop: it starts a confined child).
+        await asyncio.to_thread(ensure_isolation)
         data = engine.state.data
         sources: dict[str, str] = data["sources"]
         missing = [spec for spec in domain.functions if spec.name not in sources]
