@@ -55,8 +55,13 @@ def _fold(text: str) -> str:
     return re.sub(r"(?<=\d)[,\s](?=\d{3}\b)", "", flat)
 
 
-def load(split: str, types: list[str] | None = None) -> list[dict[str, Any]]:
-    rows = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines()]
+def load(split: str, types: list[str] | None = None, user: bool = False) -> list[dict[str, Any]]:
+    if user:
+        from guardbench.user_corpus import questions as user_questions
+
+        rows = [q.record() for q in user_questions()]
+    else:
+        rows = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines()]
     return [r for r in rows if split in ("all", r["split"]) and (not types or r["type"] in types)]
 
 
@@ -96,15 +101,39 @@ def _per_type(
     return out
 
 
-async def run_loop(questions: list[dict[str, Any]], spec: str) -> list[dict[str, Any]]:
+def user_provider() -> Any:
+    """The invented documents (guardbench/user_corpus.py) added as a user corpus, the
+    way `guardsearch corpus add` adds a folder, in a throwaway index."""
+    import tempfile
+
+    from guardbench.user_corpus import CORPUS, write
+
+    from guardsearch.corpus import CorpusIndex, add_files
+    from guardsearch.tools import CorpusProvider
+
+    folder = Path(tempfile.mkdtemp(prefix="gs-user-corpus-"))
+    write(folder / "docs")
+    index = CorpusIndex(folder / "index.sqlite3")
+    add_files(index, folder / "docs", CORPUS)
+    return CorpusProvider(index, corpus=CORPUS)
+
+
+def provider(user: bool) -> Any:
+    from guardsearch.tools import CorpusProvider
+
+    return user_provider() if user else CorpusProvider(corpus="wikipedia")
+
+
+async def run_loop(
+    questions: list[dict[str, Any]], spec: str, user: bool = False
+) -> list[dict[str, Any]]:
     from guardsearch.core.steering import Steering
     from guardsearch.loops.research import ResearchConfig, ResearchLoop
     from guardsearch.models.spec import model_from_spec
-    from guardsearch.tools import CorpusProvider
 
     loop = ResearchLoop(
         model=model_from_spec(spec),
-        providers=[CorpusProvider(corpus="wikipedia")],
+        providers=[provider(user)],
         config=ResearchConfig.from_env(),
     )
     rows = []
@@ -144,7 +173,9 @@ async def run_loop(questions: list[dict[str, Any]], spec: str) -> list[dict[str,
     return rows
 
 
-async def run_single(questions: list[dict[str, Any]], spec: str) -> list[dict[str, Any]]:
+async def run_single(
+    questions: list[dict[str, Any]], spec: str, user: bool = False
+) -> list[dict[str, Any]]:
     """The baseline: top-5 BM25 sources, one synthesis call, no guard."""
     from dataclasses import replace
 
@@ -156,10 +187,9 @@ async def run_single(questions: list[dict[str, Any]], spec: str) -> list[dict[st
     from guardsearch.models.spec import model_from_spec
     from guardsearch.prompts import PromptTemplate
     from guardsearch.steps.step import Step, run_step
-    from guardsearch.tools import CorpusProvider
 
     model = model_from_spec(spec)
-    provider = CorpusProvider(corpus="wikipedia")
+    search = provider(user)
     step = Step(
         name="single-synthesis",
         prompt=PromptTemplate.packaged("research_synthesize"),
@@ -170,7 +200,7 @@ async def run_single(questions: list[dict[str, Any]], spec: str) -> list[dict[st
     rows = []
     for n, q in enumerate(questions, 1):
         started = time.perf_counter()
-        hits = await provider.search(q["question"], 5)
+        hits = await search.search(q["question"], 5)
         shown = [replace(h, id=f"[{i}]") for i, h in enumerate(hits, 1)]
         metered = Metered(model)
         variables = {
@@ -295,10 +325,17 @@ def paired(loop: list[dict[str, Any]], single: list[dict[str, Any]]) -> list[str
     return lines
 
 
+def _rows(names: list[str]) -> list[dict[str, Any]]:
+    """The rows of the runs `names`, judged again by `right` from the gold records."""
+    gold = {q["id"]: q for q in [*load("all"), *load("all", user=True)]}
+    rows = [r for n in names for r in json.loads((RESULTS / f"{n}.json").read_text())["rows"]]
+    for r in rows:
+        r["right"] = right(gold[r["id"]], r["answer"], r["status"])
+    return rows
+
+
 def report(args: argparse.Namespace) -> None:
-    loop = [
-        r for name in args.loop for r in json.loads((RESULTS / f"{name}.json").read_text())["rows"]
-    ]
+    loop = _rows(args.loop)
     meta = json.loads((RESULTS / f"{args.loop[0]}.json").read_text())
     lines = [
         f"# Research on every answer type ({meta['split']} half)",
@@ -324,11 +361,7 @@ def report(args: argparse.Namespace) -> None:
         *table(loop),
     ]
     if args.single:
-        single = [
-            r
-            for name in args.single
-            for r in json.loads((RESULTS / f"{name}.json").read_text())["rows"]
-        ]
+        single = _rows(args.single)
         lines += [
             "",
             "## Does the loop pay? Paired against one synthesis call",
@@ -371,6 +404,11 @@ def main() -> None:
     r.add_argument("--offset", type=int, default=0, help="skip this many of each type (pieces)")
     r.add_argument("--model", default="embedded")
     r.add_argument("--baseline", action="store_true")
+    r.add_argument(
+        "--user-corpus",
+        action="store_true",
+        help="the invented documents added as a user corpus (guardbench/user_corpus.py)",
+    )
     r.add_argument("--name", required=True)
     p = sub.add_parser("report")
     p.add_argument("--loop", nargs="+", required=True)
@@ -387,9 +425,11 @@ def main() -> None:
     if args.command == "report":
         report(args)
         return
-    questions = _per_type(load(args.split, args.types), args.per_type, args.offset)
+    questions = _per_type(
+        load(args.split, args.types, user=args.user_corpus), args.per_type, args.offset
+    )
     runner = run_single if args.baseline else run_loop
-    rows = asyncio.run(runner(questions, args.model))
+    rows = asyncio.run(runner(questions, args.model, args.user_corpus))
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / f"{args.name}.json").write_text(
         json.dumps(
