@@ -40,9 +40,10 @@ from guardsearch.apps.game24.arith import (
     solvable,
     strip_parens,
 )
+from guardsearch.apps.game24.arith import state_of as _state
 from guardsearch.apps.game24.baselines import extract_answer
 from guardsearch.apps.game24.solve import puzzles
-from guardsearch.apps.game24.space import Game24Space, _state
+from guardsearch.apps.game24.space import Game24Space
 from guardsearch.search.node import Node
 
 SEED = 2400

@@ -14,6 +14,7 @@ from guardbench import (
     plan_cases,
     program_cases,
     research_cases,
+    research_type_cases,
     task_cases,
 )
 from guardbench.cases import Case
@@ -115,6 +116,17 @@ GUARDS: tuple[GuardSpec, ...] = (
         "handed Sources (title and description with the text) as the loop does",
         what="an answer and its cited sources, for a question",
         build=lambda ctx: research_cases.support_cases(ctx["exclude"], ctx["works"]),
+        judge=_support_sources,
+    ),
+    GuardSpec(
+        name="research-answer-types",
+        truth="the answer is the question's answer and the cited source states it as that "
+        "(every answer type: dates, numbers, places, people, organisations, titles, yes/no, "
+        "lists, definitions, two hops, unanswerable)",
+        where="loops/research/synthesis_guard.py judge_draft (evidence.py, citations.py), "
+        "handed Sources as the loop does",
+        what="an answer of the wide evaluation's types and its cited sources",
+        build=lambda ctx: research_type_cases.cases(ctx["exclude"] | ctx["fresh"]),
         judge=_support_sources,
     ),
     GuardSpec(

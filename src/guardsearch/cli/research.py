@@ -17,6 +17,14 @@ from guardsearch.loops.research.config import ResearchConfig, default_budget
 from guardsearch.loops.research.orchestrator import ResearchLoop
 from guardsearch.loops.research.schemas import AgentResponse
 
+# Exit codes by answer status (README: 0 verified, 3 unverified, 4 the sources do not
+# say; 1 the run failed, 2 a usage error).
+STATUS_EXIT = {"verified": 0, "unverified": 3, "not_found": 4}
+STATUS_NOTES = {
+    "unverified": "unverified: the guards could not confirm this answer from the sources",
+    "not_found": "not found: the retrieved sources do not state the answer",
+}
+
 
 def _narrator(quiet: bool) -> Subscriber:
     def show(event: Event) -> None:
@@ -28,11 +36,15 @@ def _narrator(quiet: bool) -> Subscriber:
             err.print(f"[dim]plan ({d.get('tier')}): {'; '.join(d.get('queries') or [])}[/dim]")
         elif phase == "searched":
             err.print(f"[dim]search: {d.get('results')} sources so far[/dim]")
+        elif phase == "reflected" and d.get("by") == "evidence":
+            err.print(f"[dim]the sources state it: {', '.join(d.get('sources') or [])}[/dim]")
         elif phase == "reflected":
             err.print(
                 f"[dim]reflect: sufficient={d.get('sufficient')} "
                 f"confidence={d.get('confidence')}[/dim]"
             )
+        elif phase == "hop":
+            err.print(f"[dim]next hop: {'; '.join(d.get('queries') or [])}[/dim]")
         elif phase == "compact":
             err.print(f"[dim]compact: {d.get('reason')}[/dim]")
         elif phase in ("synthesize", "verified"):
@@ -110,6 +122,12 @@ def research(
         print_json(response.model_dump(mode="json", exclude_none=True))
     elif isinstance(response, AgentResponse):
         out.print(response.final_answer, soft_wrap=True, markup=False)
+        if response.status != "verified":
+            err.print(f"[yellow]{STATUS_NOTES[response.status]}[/yellow]")
+            for verdict in response.verdicts:
+                err.print("  ", verdict, soft_wrap=True, markup=False)
+            if response.draft:
+                err.print("  the model's draft: ", response.draft, soft_wrap=True, markup=False)
         if response.sources:
             out.print("\nSources:")
             for s in response.sources:
@@ -130,4 +148,6 @@ def research(
         )
     else:
         err.print(f"[red]{response.error.type}:[/red] {response.error.message}")
-    raise typer.Exit(0 if run.succeeded else 1)
+    if isinstance(response, AgentResponse):
+        raise typer.Exit(STATUS_EXIT[response.status])
+    raise typer.Exit(1)

@@ -18,11 +18,13 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from guardsearch.core.errors import ConfigError
-from guardsearch.core.events import Trace
+if TYPE_CHECKING:
+    from guardsearch.core.events import Trace
+
+# This module is imported by `import guardsearch` (to read the environment): it keeps to
+# the standard library until tracing is turned on, so start-up does not change.
 
 ENDPOINT_ENVS = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
 # The opt-in the OpenTelemetry GenAI instrumentations use for prompt and completion text.
@@ -35,14 +37,14 @@ SPAN_KEY = "span"
 LINKS_KEY = "links"
 
 
-@dataclass
 class _Tracing:
     """What `enable` set up: the tracer every view uses, and how to stop."""
 
-    tracer: Any
-    provider: Any
-    capture_content: bool
-    unwatch: Any
+    def __init__(self, tracer: Any, provider: Any, capture_content: bool, unwatch: Any) -> None:
+        self.tracer = tracer
+        self.provider = provider
+        self.capture_content = capture_content
+        self.unwatch = unwatch
 
 
 _tracing: _Tracing | None = None
@@ -83,6 +85,8 @@ def enable(*, provider: Any = None, capture_content: bool | None = None) -> None
     `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`). Raises ConfigError when the
     `otel` extra is not installed.
     """
+    from guardsearch.core.errors import ConfigError
+
     global _tracing
     if _tracing is not None:
         return
@@ -123,6 +127,8 @@ def enable_from_env() -> bool:
         return True
     if not requested():
         return False
+    from guardsearch.core.errors import ConfigError
+
     try:
         enable()
     except ConfigError as exc:

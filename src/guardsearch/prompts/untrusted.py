@@ -123,9 +123,56 @@ def sentences_of(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(plain_text(text)) if s.strip()]
 
 
+# What a sentence *does*, whatever its wording: text written to the model that reads it
+# talks about that reader, about answering, or overrides what else was said. Three
+# families of words mark those acts; one alone is ordinary prose ("the answer to the
+# crisis", "the true source of the Nile"), two together are a message to the model.
+_READER = re.compile(
+    r"\b(?:you|your|yours|yourself|reader|readers|a\.?i\.?|(?:ai|language|the) models?"
+    r"|assistants?|chatbots?|llms?)\b",
+    re.IGNORECASE,
+)
+_ANSWERING = re.compile(
+    r"\b(?:answers?|answering|respond|responding|responses?|repl(?:y|ies|ying)|cite|citing"
+    r"|citations?|sources|questions?|quer(?:y|ies)|outputs?|instructions?|prompts?|summar(?:y|ise"
+    r"|ize)|translat\w*|in (?:french|german|spanish|english|italian|russian|chinese|japanese))\b",
+    re.IGNORECASE,
+)
+_OVERRIDE = re.compile(
+    r"\b(?:outdated|obsolete|incorrect|wrong|false|mistaken|unreliable|true|truth|correct"
+    r"|real|actual|must|always|never|disregard|instead|previous|above|authoritative|override"
+    r"|trust)\b",
+    re.IGNORECASE,
+)
+# Imperatives that open a sentence telling its reader what to do with the answer.
+_IMPERATIVE = re.compile(
+    r"^\W*(?:please\W+)?(?:respond|answer|reply|state|say|write|tell|use|treat|consider|remember"
+    r"|note|report|give|provide|mention|include|cite|list|translate|pretend|act|assume|insist"
+    r"|make sure|be sure|keep in mind|do not|don't|never|always)\b",
+    re.IGNORECASE,
+)
+
+
+def addresses_reader(sentence: str) -> bool:
+    """Is `sentence` written to the model that reads it, by what it does rather than by
+    any one wording? Two of: it names its reader (you, the AI, the model), it is about
+    answering (the answer, the sources, citing, replying in a language), it overrides
+    (the *only true* answer, sources *outdated*, *must*, *instead*); or it opens with an
+    imperative about answering or to its reader."""
+    text = plain_text(sentence)
+    reader = _READER.search(text) is not None
+    answering = _ANSWERING.search(text) is not None
+    override = _OVERRIDE.search(text) is not None
+    if _IMPERATIVE.search(text) and (answering or reader):
+        return True
+    return (reader and (answering or override)) or (answering and override)
+
+
 def is_instruction(sentence: str) -> bool:
-    """Does `sentence` address its reader as an instruction (see the module docstring)?"""
-    return _INSTRUCTION.search(plain_text(sentence).strip()) is not None
+    """Does `sentence` address its reader as an instruction: one of the known patterns
+    (the module docstring), or a sentence written to its reader (`addresses_reader`)?"""
+    text = plain_text(sentence).strip()
+    return _INSTRUCTION.search(text) is not None or addresses_reader(text)
 
 
 def instructions(text: str) -> list[str]:

@@ -111,3 +111,61 @@ def test_a_real_embedded_model_run_reaches_the_receiver() -> None:
     assert call["attributes"]["gen_ai.provider.name"] == "llamacpp"
     assert call["attributes"]["gen_ai.request.model"] == payload["model"]
     assert call["attributes"]["gen_ai.usage.output_tokens"] > 0
+
+
+SERVE = """
+import asyncio, sys
+import httpx
+from opentelemetry import trace
+from research_script import QUESTION, Painting, research_model
+from guardsearch.loops.research import ResearchConfig
+from guardsearch.server import create_app
+
+async def main() -> None:
+    app = create_app(model=research_model(), providers=[Painting()], config=ResearchConfig())
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        headers = {"traceparent": sys.argv[1]}
+        response = await client.post("/run", json={"task": QUESTION}, headers=headers)
+        assert response.status_code == 200, response.text
+    trace.get_tracer_provider().force_flush()
+
+asyncio.run(main())
+"""
+
+
+def test_a_served_run_joins_the_callers_trace_with_an_endpoint_in_the_environment(
+    tmp_path: Path,
+) -> None:
+    """`OTEL_EXPORTER_OTLP_ENDPOINT=... guardsearch serve`: the process-wide provider, so
+    FastAPI (0.165+) makes the request's span itself; the run hangs under it."""
+    caller_trace, caller_span = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+    script = tmp_path / "serve.py"
+    script.write_text(SERVE)
+    env = _env(GUARDSEARCH_HOME=str(tmp_path / "home"))
+    env["PYTHONPATH"] += os.pathsep + str(Path(__file__).parent)
+    with otlp_receiver() as (url, received):
+        env["OTEL_EXPORTER_OTLP_ENDPOINT"] = url
+        done = subprocess.run(
+            [sys.executable, str(script), f"00-{caller_trace}-{caller_span}-01"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        spans = received.spans()
+    by_id = {s["span_id"]: s for s in spans}
+    (run,) = [s for s in spans if s["name"] == "invoke_workflow research"]
+    assert run["trace_id"] == caller_trace
+    chain, span = [], run
+    while span["parent_id"] in by_id:
+        span = by_id[span["parent_id"]]
+        chain.append(span["name"])
+    assert span["parent_id"] == caller_span  # the top of the chain is the caller's child
+    assert "POST /run" in chain or span["name"].startswith("POST")
+    assert any(
+        s["attributes"].get("guardsearch.run.id") == run["attributes"]["guardsearch.run.id"]
+        for s in spans
+        if s is not run
+    )

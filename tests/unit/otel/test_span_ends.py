@@ -53,3 +53,25 @@ def test_a_failing_span_view_warns_and_the_run_goes_on(
         trace.emit("guard_verdict", step="s", node="n1", guard="g", passed=True)
     trace.emit("guard_verdict", step="s", node="n2", guard="g", passed=True)  # no more
     assert len(trace) == 2
+
+
+def test_a_run_the_sampler_leaves_out_exports_no_span() -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
+
+    memory = InMemorySpanExporter()
+    provider = TracerProvider(sampler=ALWAYS_OFF)
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    otel.enable(provider=provider)
+    try:
+        trace = Trace()
+        trace.emit("run_start", run_id="r3", strategy="dfs")
+        trace.emit("step_start", step="ask", rmax=1)
+        trace.emit("step_end", step="ask", passed=True, attempts=1)
+        trace.emit("run_end", termination="success")
+        notes = trace.of_kind("note")
+    finally:
+        otel.disable()
+    assert memory.get_finished_spans() == ()
+    assert notes[0].data["span"]["trace_id"] != "0" * 32  # still recorded: ids exist

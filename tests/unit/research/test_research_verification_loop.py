@@ -29,7 +29,7 @@ def loop_for(model: ScriptedModel, providers: list, **config: object) -> Researc
     return ResearchLoop(
         model=model,
         providers=providers,
-        config=ResearchConfig(**config),  # type: ignore[arg-type]
+        config=ResearchConfig(**{"evidence_stop": False, "hops": False, **config}),  # type: ignore[arg-type]
         resilience=FAST,
         sleep=no_sleep,
     )
@@ -57,8 +57,10 @@ async def test_support_off_still_rejects_ids_that_do_not_exist(small_index: Corp
     run = await loop_for(
         research_model(synthesize=bad), [CorpusProvider(small_index)], support="off"
     ).run(QUESTION)
-    assert isinstance(run.response, ErrorResponse)
-    assert run.response.error.type == "unverified_answer"
+    # Never verified; and since no source states what it says, the sources do not say.
+    assert isinstance(run.response, AgentResponse)
+    assert run.response.status == "not_found" and run.response.citations.verified == []
+    assert "[42] is not a source id" in " ".join(run.response.verdicts)
 
 
 async def test_support_model_lets_the_model_vote_in_the_guard(
@@ -79,8 +81,8 @@ async def test_support_model_cannot_pass_what_the_sources_do_not_say(
     # The model says yes to everything; the lexical check comes first and says no.
     model = research_model(synthesize=VAN_GOGH, support='{"supported": true}')
     run = await loop_for(model, [CorpusProvider(small_index)], support="model").run(QUESTION)
-    assert isinstance(run.response, ErrorResponse)
-    assert run.response.error.type == "unverified_answer"
+    assert isinstance(run.response, AgentResponse)
+    assert run.response.status == "not_found" and run.response.citations.verified == []
     assert support_calls(model) == 0
 
 

@@ -41,6 +41,13 @@ from guardsearch.core.context import Context
 from guardsearch.core.errors import ConfigError, StepFailed
 from guardsearch.core.source import Source
 from guardsearch.corpus.query import terms
+from guardsearch.loops.research.evidence import (
+    about,
+    answer_kind,
+    bridges,
+    find_answer,
+    source_says,
+)
 from guardsearch.models.metered import Metered
 from guardsearch.prompts import PromptTemplate
 from guardsearch.prompts.untrusted import (
@@ -53,7 +60,7 @@ from guardsearch.steps.step import Step, run_step
 _MARKER = re.compile(r"\[\s*(\d{1,3})\s*\]")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-_PROPER = re.compile(r"\b[A-Z][\w'’-]*")
+_PROPER = re.compile(r"\b(?=[^\W\d_])(?:[A-Z]|[^\x00-\x7f])[\w'’-]*")
 # Sentences about the sources or the research itself ("The sources do not say when.",
 # the degraded-mode note) state no fact a source could back.
 _META = re.compile(
@@ -105,6 +112,23 @@ def cited_ids(answer: str, listed: Sequence[str]) -> list[str]:
     return list(out)
 
 
+def cited_pieces(sentence: str) -> list[tuple[str, list[str]]]:
+    """`sentence` cut after each run of citation markers, with the ids each piece cites
+    ("A was born in 1895 [2] and B in 1762 [3]." -> two pieces); a piece with no words
+    of its own ("1797 [2] [3]") joins the one before it."""
+    out: list[tuple[str, list[str]]] = []
+    start = 0
+    for match in re.finditer(r"(?:\s*\[\s*\d{1,3}\s*\])+", sentence):
+        piece = sentence[start : match.end()].strip(" ,;")
+        ids = markers(match.group(0))
+        if out and not terms(plain(piece)):
+            out[-1] = (out[-1][0] + " " + piece, out[-1][1] + ids)
+        else:
+            out.append((re.sub(r"^(?:and|but|while)\s+", "", piece), ids))
+        start = match.end()
+    return out
+
+
 def cut(text: str, chars: int) -> str:
     """`text` on one line, at most `chars` characters (an ellipsis where it was cut)."""
     flat = " ".join(text.split())
@@ -136,6 +160,8 @@ def without_sentences(text: str, drop: Sequence[str]) -> str:
 def is_factual(sentence: str) -> bool:
     """Does `sentence` state something a source could back (not a remark about the
     sources or the research, not a bare marker)?"""
+    if plain(sentence).strip(" .!,").lower() in ("yes", "no"):
+        return False  # the verdict of a yes/no answer; the sentences after it say why
     return bool(terms(plain(sentence))) and not _META.search(sentence)
 
 
@@ -172,7 +198,9 @@ def lexical_support(claim: str, source: str) -> float:
             return 0.0
     words = [w for w in terms(claim_text) if not w.isdigit() and w not in _FRAME]
     if not words:
-        return 0.0  # a "claim" with no content ("[1].") is no claim a source can support
+        # A bare number ("1945") the source holds is content; a "claim" with neither
+        # words nor numbers ("[1].") is no claim a source can support.
+        return 1.0 if _NUMBER.search(claim_text) else 0.0
     vocabulary = {_stem(w) for w in terms(source)}
     found = sum(1 for w in words if _stem(w) in vocabulary)
     return found / len(words)
@@ -180,7 +208,7 @@ def lexical_support(claim: str, source: str) -> float:
 
 def subject_terms(question: str) -> list[str]:
     """The question's named subject: its capitalised content words ("Don Giovanni")."""
-    return terms(" ".join(_PROPER.findall(question)))
+    return terms(" ".join(w for w in _PROPER.findall(question) if w[0].isupper()))
 
 
 def subject_coverage(subject: Sequence[str], source: str) -> float:
@@ -200,6 +228,22 @@ def about_question(question: str, source: str) -> float:
     return subject_coverage(question_terms(question), source)
 
 
+def answers_here(claim: str, question: str, source: str, *, hop_from: str = "") -> bool:
+    """Does `source` state `claim` (an answer fragment) as the answer to `question`?
+
+    The fragment must sit in a clause with the question's relation (which of a life's
+    two years, which of a city's numbers, which of an article's names): a year or a
+    number with all of them in the subject's own source, one in a bridge (the
+    director's article says "born"; the film's said who directed it). A maker's "by"
+    ("Song by X") words the making relations (evidence.py)."""
+    finding = find_answer(claim, question, source, satisfied=hop_from)
+    if finding is None:
+        return False
+    if answer_kind(question) in ("year", "number"):
+        return finding.related and finding.complete
+    return finding.related
+
+
 def is_about(question: str, source: str, subject: Sequence[str] = ()) -> bool:
     """Is `source` about what `question` asks? Most of its words (`RELEVANCE`), or most
     of its named subject ("Who wrote the play Tartuffe?": a summary may call it a
@@ -213,8 +257,12 @@ def beyond(claim: str, question: str) -> str:
     """The content words of `claim` that are not the question's (the claim itself when
     it adds none: an echo is judged as it is)."""
     asked = {_stem(w) for w in terms(question)}
-    added = [w for w in terms(plain(claim)) if _stem(w) not in asked]
-    return " ".join(added) if added else claim
+    asked_numbers = {n.replace(",", "") for n in _NUMBER.findall(question)}
+    flat = plain(claim)
+    # Numbers whole ("2,874,314", not "2 874 314"), then the words the question lacks.
+    numbers = [n for n in _NUMBER.findall(flat) if n.replace(",", "") not in asked_numbers]
+    added = [w for w in terms(_NUMBER.sub(" ", flat)) if _stem(w) not in asked]
+    return " ".join([*numbers, *added]) if numbers or added else claim
 
 
 def is_short(claim: str) -> bool:
@@ -372,7 +420,9 @@ async def verify_citations(
     question asks (`RELEVANCE`). A model judge with a lexical gate votes after those
     checks pass; one without a gate decides alone.
     """
-    said = {i: source_text(s) for i, s in sources.items()}
+    said = {i: source_says(s) for i, s in sources.items()}
+    # Sources a subject source names (the second hop): about the question through it.
+    linked = bridges(question, sources) if question else {}
     # What a source states: its text without the instructions it may carry.
     texts = {i: without_instructions(t) for i, t in said.items()}
     commands = commands_in(said.values())
@@ -398,8 +448,17 @@ async def verify_citations(
             if echoes_instruction(plain(claim), said[source_id], question, commands):
                 ok = False  # it says what an instruction in a retrieved source told it to
             else:
-                # An answer fragment ("Georges Seurat") is judged as the question's answer.
-                ok = await base.supports(claim, source, question if short else "")
+                # An answer fragment ("Georges Seurat") is judged as the question's answer;
+                # a second hop's source need not hold the question's words (the director's
+                # article does not name the film), only the fragment (checked below).
+                hop = short and lexical and source_id in linked
+                ok = hop or await base.supports(claim, source, question if short else "")
+            if ok and lexical and question and not short and source_id not in linked:
+                # A sentence answering the question must say something of its own that
+                # the source says ("The novel Nabokov released in 1955 is 'The Story of
+                # Nabokov'" repeats the question, which his article matches); whether
+                # the source is about what the question asks is judged below (off_topic).
+                ok = lexical_support(beyond(claim, question), source) >= 0.5
             if ok and short and lexical:
                 # The fragment itself must be in the source ("Gustave Eiffel" is not in
                 # Las Meninas, however well the question matches it): what it adds to
@@ -407,8 +466,14 @@ async def verify_citations(
                 # Pierluigi da Palestrina" for "Who composed Don Giovanni?" shares
                 # "Giovanni" with the question and "da" with "Lorenzo Da Ponte") ...
                 ok = lexical_support(beyond(claim, question), source) >= 0.5
-                # ... and the source must be about most of the question's subject.
-                ok = ok and subject_coverage(subject, source) > 0.5
+                # ... and the source must be about most of the question's subject, or be
+                # what a source about it names (the director of the film it asks about).
+                ok = ok and (about(question, source) or source_id in linked)
+            if ok and short and lexical:
+                # ... and it must state the fragment as the answer to *this* question:
+                # 1945 is Himmler's death year, not his birth year (evidence.py).
+                hop_from = said[linked[source_id]] if source_id in linked else ""
+                ok = answers_here(claim, question, source, hop_from=hop_from)
             if ok and base is not judge:
                 ok = await judge.supports(claim, source, question if short else "")
             verdicts[key] = ok
@@ -425,16 +490,30 @@ async def verify_citations(
                 return True
         return False
 
+    async def by_pieces(sentence: str) -> bool:
+        """A sentence citing two sources for two facts ("A was born in 1895 [2] and B in
+        1762 [3]"): each piece, up to its marker, backed by that marker's source."""
+        pieces = cited_pieces(sentence)
+        if len(pieces) < 2:
+            return False
+        for piece, ids in pieces:
+            if not any([await check(piece, i) for i in ids if i in texts]):
+                return False
+        return True
+
     backed: dict[str, bool] = {}
     for source_id in existing:
         claims = [s for s in parts if source_id in markers(s)] or unmarked
-        backed[source_id] = any([await check(c, source_id) for c in claims])
+        pieces = [p for s in claims for p, ids in cited_pieces(s) if source_id in ids]
+        backed[source_id] = any([await check(c, source_id) for c in claims]) or any(
+            [await check(p, source_id) for p in pieces if len(cited_pieces(p)) < 2]
+        )
     unsupported_claims: list[str] = []
     removed: list[str] = []
     for sentence in parts:
         own = [i for i in markers(sentence) if i in texts]
         if own:
-            supported = any([await check(sentence, i) for i in own])
+            supported = any([await check(sentence, i) for i in own]) or await by_pieces(sentence)
         elif len(parts) > 1 and is_factual(sentence):
             supported = await any_source(sentence)
         else:
@@ -445,7 +524,10 @@ async def verify_citations(
     off_topic: tuple[str, ...] = ()
     if lexical and question and question_terms(question):
         supporting = [i for i in existing if backed[i]]
-        if supporting and not any(is_about(question, texts[i], subject) for i in supporting):
+        if supporting and not any(
+            i in linked or about(question, texts[i]) or is_about(question, texts[i], subject)
+            for i in supporting
+        ):
             off_topic = tuple(supporting)
             backed = dict.fromkeys(backed, False)
     verified = tuple(i for i in existing if backed[i])

@@ -85,6 +85,13 @@ class ResearchConfig:
     # limit, but the answer must still be written).
     synthesis_grace_s: float = 120.0
     rmax: int = 3
+    # Code ends the search when a retrieved source about the question's subject holds
+    # a clause that can answer it (evidence.answer_clauses), without a reflection call;
+    # False: the model's reflection always decides (as the seed's loop does).
+    evidence_stop: bool = True
+    # Search the names a subject source mentions when no retrieved source can answer
+    # yet (the second hop of "the director of Psycho ... born").
+    hops: bool = True
     support: SupportMethod = "lexical"
     support_threshold: float = 0.5
     plan_max_tokens: int = 200

@@ -44,17 +44,27 @@ from guardsearch.loops.research.answer import (
     agent_source,
     error_response,
     metadata,
-    unverified_error,
 )
 from guardsearch.loops.research.citations import (
     ModelSupport,
     SupportJudge,
     Verification,
+    cited_ids,
+    markers,
+    plain,
     support_judge,
     verify_citations,
 )
 from guardsearch.loops.research.compaction import RawStore, compact, compaction_reason
 from guardsearch.loops.research.config import ResearchConfig, Tier, default_budget
+from guardsearch.loops.research.evidence import (
+    about,
+    answer_clauses,
+    bridges,
+    find_answer,
+    named_entities,
+    source_says,
+)
 from guardsearch.loops.research.observability import phase_fields, phase_logger
 from guardsearch.loops.research.phases import (
     DEGRADED_NOTE,
@@ -87,6 +97,7 @@ from guardsearch.loops.research.state import (
 )
 from guardsearch.loops.research.subject import question_names
 from guardsearch.models.base import Model, estimate_prompt_tokens
+from guardsearch.prompts.untrusted import commands_in, echoes_instruction
 from guardsearch.steps.step import Step, run_step
 from guardsearch.tools.base import SearchProvider
 from guardsearch.tools.reformulate import broaden
@@ -98,13 +109,6 @@ log = logging.getLogger("guardsearch.research")
 _REFORMULATION = "reformulation of: "
 # Claim/source verdicts the loop keeps budget for when the model judges support.
 SUPPORT_RESERVE_CALLS = 3
-
-
-class _Refused(Exception):
-    """Internal: the run answers with this ErrorResponse (the answer failed verification)."""
-
-    def __init__(self, response: ErrorResponse) -> None:
-        self.response = response
 
 
 @dataclass
@@ -153,8 +157,6 @@ class ResearchLoop:
             response = await run.execute()
         except Stop as stop:
             response, run.stop_reason = error_response(stop, run_id), stop.reason
-        except _Refused as refused:
-            response, run.stop_reason = refused.response, "unverified_answer"
         except Exception as exc:  # the last line of defence: an error response, no crash
             log.exception("research run %s failed unexpectedly", run_id)
             response = ErrorResponse.of(
@@ -254,6 +256,7 @@ class _Run:
         self.synthesis: SynthesisResponse | None = None
         self.verification: Verification | None = None
         self._pending: list[Query] = []
+        self._hopped: set[str] = set()
         # One judge per run, shared by the synthesis guard and the final verification
         # (a model judge remembers its verdicts, so no pair is asked twice).
         self.judge: SupportJudge = support_judge(
@@ -337,12 +340,14 @@ class _Run:
             if reason:
                 self.stop_reason = reason
                 break
-            await self.do_reflect()
+            if not await self.evidence_suffices():
+                await self.do_reflect()
             self.advance(self.state.next_iteration())
-            if self.state.sufficient:
+            hops = self.next_hop()
+            if self.state.sufficient and not hops:
                 self.stop_reason = "sufficient"
                 break
-            self.choose_next_queries()
+            self.choose_next_queries(hops)
         self.advance(self.state.terminated(not self.state.sufficient))
         self.maybe_compact(before_synthesis=True)
         return await self.do_synthesize()
@@ -516,11 +521,51 @@ class _Run:
             new_queries=[q.query for q in new_queries],
         )
 
-    def choose_next_queries(self) -> None:
-        """The reflector's queries; else its gaps as queries; else broader variants of the
-        queries that found too little (tier 2 without a model call)."""
+    async def evidence_suffices(self) -> bool:
+        """Code, not the model, decides the results suffice when a retrieved source about
+        the question's subject holds a clause that can answer it (evidence.answer_clauses):
+        no reflection call is paid for what the sources plainly state."""
+        if not self.config.evidence_stop:
+            return False
+        found = answer_clauses(self.state.task, self.retrieved())
+        if not found:
+            return False
+        self.advance(self.state.with_reflection(sufficient=True, confidence=0.9, gaps=[]))
+        self._pending = []
+        self.phase(
+            "reflected", sufficient=True, by="evidence", sources=sorted({i for i, _ in found})
+        )
+        return True
+
+    def next_hop(self) -> list[Query]:
+        """The second hop: when no retrieved source can answer yet, the names the sources
+        about the subject mention (near the question's relation words first) are searched
+        next ("Psycho ... directed by Alfred Hitchcock" -> "Alfred Hitchcock"), once each."""
+        full = self.retrieved()
+        if (
+            not self.config.hops
+            or self.state.iteration >= self.state.max_iters
+            or answer_clauses(self.state.task, full)
+        ):
+            return []
+        done = {q.query.lower() for q in self.state.queries_run} | self._hopped
+        hops: list[Query] = []
+        for source in [r for r in self.state.ranked() if about(self.state.task, full[r.id])][:2]:
+            for name in named_entities(full[source.id], self.state.task, limit=2):
+                if name.lower() not in done:
+                    done.add(name.lower())
+                    hops.append(Query(query=name, intent=f"named by {source.id}: the next hop"))
+        self._hopped |= {h.query.lower() for h in hops}
+        if hops:
+            self.phase("hop", queries=[h.query for h in hops])
+        return hops[:3]
+
+    def choose_next_queries(self, hops: Sequence[Query] = ()) -> None:
+        """The next hop's names first; then the reflector's queries; else its gaps as
+        queries; else broader variants of the queries that found too little (tier 2
+        without a model call)."""
         s = self.state
-        candidates = list(self._pending)
+        candidates = [*hops, *self._pending]
         candidates += [Query(query=g, intent="gap") for g in s.gaps]
         for failed in s.failed_queries:
             candidates += [
@@ -559,15 +604,26 @@ class _Run:
         if not s.search_results:
             return self.no_source_answer()
         full = self.retrieved()
-        shown = s.ranked()[: self.config.synthesis_sources]
+        if not any(about(s.task, source) for source in full.values()):
+            # No retrieved source is about what the question names: the sources do not
+            # say, and no model call is paid for a guess.
+            return self.not_found([], "no retrieved source is about what the question names")
+        bearing = list(dict.fromkeys(i for i, _ in answer_clauses(s.task, full)))
+        ranked = [r for r in s.ranked() if r.id not in bearing]
+        shown = [full[i] for i in bearing][: self.config.synthesis_sources]
+        shown += ranked[: self.config.synthesis_sources - len(shown)]
         step = synthesize_step(self.config, full, self.judge)
+        # The sources that can answer (else the one the question names by its title):
+        # after one attempt over all the sources shown, the attempts left see only them.
+        # The 0.5B copies what it is shown: given the one source that answers, it answers
+        # from it (benchmarks/research_focus_probe.py).
         named = question_names(s.task, full)
-        # A question that names a retrieved source gets one attempt over all the sources,
-        # then a narrower request with that source alone for the attempts left: the
-        # small model that answered "Palestrina" three times for "Who composed the
-        # opera Don Giovanni?" among five composers' sources, feedback or not, is shown
-        # the one source the question names (the guard still judges against all).
-        first = replace(step, rmax=1) if named is not None and step.rmax > 1 else step
+        linked = bridges(s.task, full)
+        # A second hop's source is focused on only when no source about the subject
+        # itself can answer (the director's article for the director's birth year).
+        hop = [i for i in bearing if i in linked] if all(i in linked for i in bearing) else []
+        focus = [full[i] for i in hop[:1]] + ([full[named[0]]] if named else [])
+        first = replace(step, rmax=1) if focus and step.rmax > 1 else step
         try:
             outcome = await self.step(
                 "synthesize",
@@ -576,23 +632,30 @@ class _Run:
                 ),
             )
         except Stop as stop:
-            if not isinstance(stop.error, StepFailed) or named is None or first is step:
+            if not isinstance(stop.error, StepFailed):
                 raise
-            focus = full[named[0]]
-            self.phase("synthesize_focused", source=focus.id, title=focus.title)
-            # A fresh request: the rejected draft is not shown. The 0.5B copies what it
-            # is shown: given the named source alone it answered 3 of 3 right; with the
-            # verdict naming its wrong answer 1 of 3, with the draft too 0 of 3
-            # (benchmarks/research_focus_probe.py). Its own retries still carry feedback.
-            outcome = await self.step(
-                "synthesize",
-                run_step(
-                    replace(step, rmax=step.rmax - 1),
-                    self.context,
-                    self.metered,
-                    variables=self.synthesis_variables([focus]),
-                ),
+            if first is step:
+                return self.unverified(stop, full)
+            self.phase(
+                "synthesize_focused",
+                source=focus[-1].id,
+                title=focus[-1].title,
+                sources=[f.id for f in focus],
             )
+            try:
+                outcome = await self.step(
+                    "synthesize",
+                    run_step(
+                        replace(step, rmax=step.rmax - 1),
+                        self.context,
+                        self.metered,
+                        variables=self.synthesis_variables(focus),
+                    ),
+                )
+            except Stop as again:
+                if not isinstance(again.error, StepFailed):
+                    raise
+                return self.unverified(again, full)
         draft = SynthesisDraft.model_validate(outcome.value)
         self.phase("verify", method=self.config.support)
         verification = await self.step(
@@ -601,10 +664,10 @@ class _Run:
         )
         self.verification = verification
         if not verification.verified:
-            raise _Refused(unverified_error(draft.answer, verification, self.kernel.run_id))
+            return self.unverified_draft(draft, full, verification.feedback(sorted(full)))
         # Dropped ids and the sentences no source supports leave the answer (they are
         # reported in `citations`): nothing unsupported reads as if it were verified.
-        answer = verification.clean_answer
+        answer = with_markers(verification.clean_answer, verification.verified)
         for claim in verification.removed_claims:
             self.advance(
                 self.state.with_error(
@@ -639,6 +702,65 @@ class _Run:
             answer, verification, [agent_source(r, full[r.id].text) for r in verified], tokens
         )
 
+    def unverified(self, stop: Stop, full: dict[str, Source]) -> AgentResponse:
+        """The guards rejected every draft: the last one, marked unverified, with the
+        verdicts (a right answer is never thrown away for its form), or `not_found`.
+        Without a draft (the model's output never parsed) the run stops on the error."""
+        error = stop.error
+        assert isinstance(error, StepFailed)
+        last = error.last_artifact
+        if last is None or last.parse_error is not None:
+            raise stop
+        try:
+            draft = SynthesisDraft.model_validate(last.value)
+        except ValueError:
+            raise stop from None
+        return self.unverified_draft(draft, full, error.feedback[-1] if error.feedback else "")
+
+    def unverified_draft(
+        self, draft: SynthesisDraft, full: dict[str, Source], verdict: str | list[str]
+    ) -> AgentResponse:
+        verdicts = [verdict] if isinstance(verdict, str) else list(verdict)
+        verdicts = [v for v in verdicts if v]
+        task = self.state.task
+        plain_answer = plain(draft.answer)
+        said = {i: source_says(source) for i, source in full.items()}
+        commands = commands_in(said.values())
+        if commands and any(
+            echoes_instruction(plain_answer, t, task, commands) for t in said.values()
+        ):
+            # It repeats what a retrieved source told the model to say: never delivered.
+            return self.not_found(verdicts, "the draft repeats an instruction found in a source")
+        if not any(find_answer(plain_answer, task, source) for source in full.values()):
+            # What the model said is in no retrieved source: a guess, not an answer.
+            return self.not_found(verdicts, "no retrieved source states the model's answer", draft)
+        cited = [full[i] for i in cited_ids(draft.answer, draft.citations) if i in full]
+        answer = with_markers(draft.answer, [c.id for c in cited])
+        self.stop_reason = "unverified_answer"
+        self.phase("unverified", answer=answer, verdicts=verdicts[-2:])
+        response = self.response(
+            answer, NO_VERIFICATION, [agent_source(c, c.text) for c in cited], 0
+        )
+        return response.model_copy(update={"status": "unverified", "verdicts": verdicts[-3:]})
+
+    def not_found(
+        self, verdicts: Sequence[str], why: str, draft: SynthesisDraft | None = None
+    ) -> AgentResponse:
+        """The sources do not say: said plainly, with why and the model's draft if any."""
+        self.stop_reason = "not_found"
+        self.phase("not_found", reason=why)
+        self.synthesis = SynthesisResponse(
+            answer=NOT_FOUND, citations=[], metadata=self.metadata(0)
+        )
+        response = self.response(NOT_FOUND, NO_VERIFICATION, [], 0)
+        return response.model_copy(
+            update={
+                "status": "not_found",
+                "verdicts": [why, *list(verdicts)[-2:]],
+                "draft": draft.answer if draft is not None else "",
+            }
+        )
+
     def synthesis_variables(self, shown: Sequence[Source]) -> dict[str, Any]:
         s = self.state
         return {
@@ -668,6 +790,19 @@ class _Run:
             usage=self.metered.usage,
             meta=self.metadata(tokens),
         )
+
+
+NOT_FOUND = "The sources do not say."
+
+
+def with_markers(answer: str, ids: Sequence[str]) -> str:
+    """`answer` with its citation markers: an answer that carries none ("1945") gets
+    the ids it cites after it ("1945 [1]")."""
+    if not ids or markers(answer):
+        return answer
+    body = answer.rstrip()
+    stop = "." if body.endswith(".") else ""
+    return f"{body.rstrip('.')} {' '.join(ids)}{stop}"
 
 
 def _meaningful(text: str) -> bool:

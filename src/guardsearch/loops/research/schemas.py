@@ -17,6 +17,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 TierName = Literal["simple", "standard", "deep"]
+AnswerStatus = Literal["verified", "unverified", "not_found"]
 SourceId = Annotated[str, Field(pattern=r"^\[[0-9]{1,3}\]$", max_length=5)]
 
 
@@ -171,3 +172,10 @@ class AgentResponse(BaseModel):
     # How the guards' feedback steered the run (core/steering.py, from its trace):
     # outputs, repeats, repeat_share, repairs, prevented.
     steering: dict[str, float] = Field(default_factory=dict)
+    # verified: a retrieved source states the answer as the answer to the question;
+    # unverified: the model's answer, which the guards could not confirm (its verdicts
+    # say why; the sources it cited are listed); not_found: the sources do not say.
+    status: AnswerStatus = "verified"
+    verdicts: list[str] = Field(default_factory=list)
+    # The model's own last draft when it is not the answer given (a not_found run).
+    draft: str = ""

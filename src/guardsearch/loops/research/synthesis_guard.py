@@ -1,0 +1,310 @@
+"""The synthesis guard as named checks, run in order; the first that fails is the verdict.
+
+    form         the answer has the form the question asks for (a year, a number, a
+                 yes/no, a name) -- never "use more words": "1945" answers a year
+    instructions the answer does not repeat the prompt's own wording
+    echo         the answer says something the question does not (a repeat of the
+                 question's words names nothing; when what it repeats is one source's
+                 description or quoted text, that source's title is the answer: a patch)
+    subject      a "which subject is this" question is answered by the subject its
+                 quote or description belongs to (a patch to that source's title)
+    support      a cited source states the answer *as the answer to this question*
+                 (citations.verify_citations with evidence.py: the subject's source or
+                 a source it names, the relation in the answer's clause); when another
+                 retrieved source states it, the citations are repaired
+
+Each check reads the draft, the question and the retrieved sources, and returns a
+GuardResult or None (passed). No check is keyed on a question's wording.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from guardsearch.core.guard_result import GuardResult
+from guardsearch.core.source import Source
+from guardsearch.corpus.query import terms
+from guardsearch.loops.research.citations import (
+    NoSupportCheck,
+    SupportJudge,
+    beyond,
+    is_short,
+    lexical_support,
+    plain,
+    verify_citations,
+)
+from guardsearch.loops.research.evidence import (
+    answer_kind,
+    bridges,
+    compared,
+    find_answer,
+    fits_kind,
+    numbers_in,
+    relation_words,
+)
+from guardsearch.loops.research.evidence import source_says as said_by
+from guardsearch.loops.research.schemas import SynthesisDraft
+from guardsearch.loops.research.subject import (
+    asked_subject,
+    described_subject,
+    question_names,
+    quoted_source,
+)
+from guardsearch.prompts.untrusted import repeats_instructions
+
+Sources = Mapping[str, str] | Mapping[str, Source] | Mapping[str, str | Source]
+# Retrieved sources a failed synthesis is checked against for a repair (best lexical
+# match first): with `--support model` each costs one judge call.
+REPAIR_CANDIDATES = 3
+# Headings of a rendered prompt (core/context.py, the data fence): no answer holds them.
+PROMPT_MARKS = (
+    "primary objective:",
+    "your previous output for this step",
+    "already answered at this step",
+    "<data>",
+    "</data>",
+)
+
+
+@dataclass(frozen=True)
+class Draft:
+    """What every check reads: the draft, its plain text and the question."""
+
+    value: SynthesisDraft
+    question: str
+    sources: Sources
+    wording: str  # the synthesis prompt's own fixed words
+
+    @property
+    def flat(self) -> str:
+        return plain(self.value.answer).rstrip(".")
+
+
+Check = Callable[[Draft, SupportJudge], Awaitable[GuardResult | None]]
+
+
+def answer_patch(answer: str, source_id: str) -> list[dict[str, object]]:
+    """The JSON Patch of a repair that answers with `answer`, citing `source_id` alone."""
+    return [
+        {"op": "replace", "path": "/answer", "value": answer},
+        {"op": "replace", "path": "/citations", "value": [source_id]},
+    ]
+
+
+async def form(draft: Draft, judge: SupportJudge) -> GuardResult | None:
+    if not terms(draft.flat):
+        return GuardResult.fail("the answer is empty: state what the sources say", "answer")
+    wrong = fits_kind(draft.value.answer, answer_kind(draft.question))
+    return GuardResult.fail(wrong, "answer") if wrong else None
+
+
+async def instructions(draft: Draft, judge: SupportJudge) -> GuardResult | None:
+    answer = draft.value.answer
+    if repeats_instructions(answer, draft.wording) or any(
+        mark in answer.lower() for mark in PROMPT_MARKS
+    ):
+        # "Print your system prompt" in a source: the prompt is not the answer.
+        return GuardResult.fail(
+            "the answer repeats these instructions; answer the question from the sources",
+            "answer",
+        )
+    return None
+
+
+def _adds_nothing(draft: Draft) -> bool:
+    """The answer's words and numbers are all the question's."""
+    asked = set(terms(draft.question))
+    words = {w for w in terms(draft.flat) if not w.isdigit()}
+    numbers = numbers_in(draft.flat) - numbers_in(draft.question)
+    return not numbers and not (words - asked)
+
+
+async def echo(draft: Draft, judge: SupportJudge) -> GuardResult | None:
+    if not _adds_nothing(draft):
+        return None
+    sources, question = draft.sources, draft.question
+    named = (
+        described_subject(set(terms(draft.flat)), sources, question=question)
+        or quoted_source(set(terms(draft.flat)), sources, question)
+        or described_subject(set(terms(question)), sources)
+    )
+    if named is not None:
+        # What the answer repeats is a source's description or text: its subject is
+        # that source's title.
+        source_id, title = named
+        return GuardResult.fail(
+            f"the answer only repeats the question; what it repeats is from source "
+            f"{source_id}, whose subject is {title!r}",
+            "answer",
+            patch=answer_patch(title, source_id),
+        )
+    return GuardResult.fail(
+        "the answer only repeats the question; state the fact the question asks for, "
+        "as the sources say it",
+        "answer",
+    )
+
+
+async def subject(draft: Draft, judge: SupportJudge) -> GuardResult | None:
+    found = asked_subject(draft.question, draft.sources) if draft.sources else None
+    if found is None or set(terms(found[1])) & set(terms(draft.flat)):
+        return None
+    # The one source holding the quote (or whose description the question restates)
+    # is the subject asked for, whatever the model guessed.
+    source_id, title = found
+    return GuardResult.fail(
+        f"the question asks which subject this is; the quoted or described text is source "
+        f"{source_id}'s, whose subject is {title!r}, not {draft.flat!r}",
+        "answer",
+        patch=answer_patch(title, source_id),
+    )
+
+
+async def supporting_source(
+    answer: str, sources: Sources, judge: SupportJudge, question: str
+) -> str | None:
+    """The retrieved source that states `answer` as the answer to `question`, if one of
+    the `REPAIR_CANDIDATES` best lexical matches does (by the run's own verification).
+    With `--support off` nothing says a source supports anything: no repair."""
+    if isinstance(judge, NoSupportCheck):
+        return None
+    flat = plain(answer)
+    ranked = sorted(sources, key=lambda i: -lexical_support(flat, said_by(sources[i])))
+    for source_id in ranked[:REPAIR_CANDIDATES]:
+        verification = await verify_citations(flat, [source_id], sources, judge, question=question)
+        if source_id in verification.verified:
+            return source_id
+    return None
+
+
+def answer_from(pointer: tuple[str, str, str]) -> str:
+    """The fix a verdict names for a question about a named source: what it says."""
+    source_id, _, lead = pointer
+    return f'says: "{lead}" Answer from what it says, citing {source_id}.'
+
+
+def _off_the_named_source(draft: Draft, verified: Sequence[str]) -> GuardResult | None:
+    """A short answer to a question that names a retrieved source by its title must be
+    in that source, or in a source it names (the second hop): "Who directed the film
+    The Jazz Singer?" -> "Billie Holiday [4]" is true of her article, which says
+    "jazz singer", and the film's article does not say her name."""
+    pointer = question_names(draft.question, draft.sources)
+    if pointer is None or pointer[0] in verified or not is_short(draft.flat):
+        return None
+    if any(bridges(draft.question, draft.sources).get(i) == pointer[0] for i in verified):
+        return None
+    named = said_by(draft.sources[pointer[0]])
+    if lexical_support(beyond(draft.flat, draft.question), named) >= 0.5:
+        return None
+    source_id, title, _ = pointer
+    return GuardResult.fail(
+        f"the question names {title!r}, and source {source_id}, about it, does not say "
+        f"{draft.flat!r}; it {answer_from(pointer)}",
+        "citations",
+    )
+
+
+def _unnamed(draft: Draft) -> GuardResult | None:
+    """A verified answer that is a source's description without its name ("Japanese
+    automotive manufacturer [2]" for a passage about Toyota): name it, unless the
+    question names it already (then describing it answers)."""
+    unnamed = described_subject(set(terms(draft.flat)), draft.sources)
+    if unnamed is None or set(terms(unnamed[1])) <= set(terms(draft.question)):
+        return None
+    source_id, title = unnamed
+    return GuardResult.fail(
+        f"the answer describes the subject of source {source_id} without naming it; "
+        f"name it: {title!r}",
+        "answer",
+        patch=answer_patch(f"{title} ({draft.flat})", source_id),
+    )
+
+
+async def support(draft: Draft, judge: SupportJudge) -> GuardResult | None:
+    if not draft.sources:
+        return None
+    ids = sorted(draft.sources, key=lambda i: int(i.strip("[]")))
+    verification = await verify_citations(
+        draft.value.answer, draft.value.citations, draft.sources, judge, question=draft.question
+    )
+    if verification.verified:
+        wrong = _off_the_named_source(draft, verification.verified) or _unnamed(draft)
+        if wrong is not None:
+            return wrong
+        # Extra bad ids are dropped and reported later; one verified citation is enough.
+        return GuardResult.ok(
+            "citations", score=len(verification.verified) / max(1, len(verification.cited))
+        )
+    found = await supporting_source(draft.value.answer, draft.sources, judge, draft.question)
+    feedback = verification.feedback(ids[:8]) + _misread(draft)
+    pointer = question_names(draft.question, draft.sources)
+    if pointer is not None and pointer[0] not in verification.verified:
+        # The fix, not only the failure: what the source the question names says.
+        feedback += (
+            f" The question names {pointer[1]!r}; source {pointer[0]} {answer_from(pointer)}"
+        )
+    # A right answer is not thrown away for a missing or wrong citation: cite the
+    # retrieved source that states it (the step re-judges the repaired draft).
+    patch = [{"op": "replace", "path": "/citations", "value": [found]}] if found else None
+    return GuardResult.fail(feedback, "citations", patch=patch)
+
+
+def _misread(draft: Draft) -> str:
+    """Where a cited source holds the answer in a clause that answers something else
+    ("1945" in "(died 1945)" for a birth year): say which clause, and what is asked."""
+    relation = relation_words(draft.question)
+    if not relation:
+        return ""
+    for source_id in draft.value.citations:
+        source = draft.sources.get(source_id)
+        if source is None:
+            continue
+        finding = find_answer(draft.value.answer, draft.question, source)
+        if finding is not None and not finding.related:
+            return (
+                f' Source {source_id} has {draft.flat!r} only in "{finding.clause[:80]}", '
+                f"which does not say {' or '.join(relation[:3])}: answer with what a source "
+                f"says about {' '.join(relation[:3])}."
+            )
+    return ""
+
+
+async def comparison(draft: Draft, judge: SupportJudge) -> GuardResult | None:
+    """A yes/no comparison answered against its own numbers ("No. A was born in 1895
+    [2] and B in 1762 [3]." for "Was A older than B?"): the numbers decide."""
+    if answer_kind(draft.question) != "yesno":
+        return None
+    truth = compared(draft.question, draft.value.answer)
+    if truth is None:
+        return None
+    said = "yes" if draft.flat.lower().lstrip(" \"'").startswith("yes") else "no"
+    if (said == "yes") == truth:
+        return None
+    right = "Yes" if truth else "No"
+    return GuardResult.fail(
+        f"the numbers in your answer say {right}, not {said.capitalize()}: answer {right}, "
+        "with the same sources",
+        "answer",
+    )
+
+
+CHECKS: Sequence[tuple[str, Check]] = (
+    ("form", form),
+    ("instructions", instructions),
+    ("comparison", comparison),
+    ("echo", echo),
+    ("subject", subject),
+    ("support", support),
+)
+
+
+async def judge_draft(draft: Draft, judge: SupportJudge) -> GuardResult:
+    """The first failing check's verdict, or the support check's pass."""
+    for _, check in CHECKS:
+        verdict = await check(draft, judge)
+        if verdict is not None and not verdict.passed:
+            return verdict
+        if verdict is not None and check is support:
+            return verdict
+    return GuardResult.ok("citations")

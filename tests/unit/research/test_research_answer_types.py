@@ -1,0 +1,260 @@
+"""Research answers of every type: a year, a number, a name, yes/no; two hops; "the
+sources do not say"; and an unverified answer kept, never turned into an error.
+
+The sources are shaped like the embedded corpus's summaries (title, description,
+text); the model is scripted per phase, so each test states what the loop does with
+a given draft.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from research_helpers import FakeProvider, no_sleep, research_model
+
+from guardsearch.core.source import Source
+from guardsearch.loops.research import AgentResponse, ResearchConfig, ResearchLoop
+from guardsearch.loops.research.citations import LexicalSupport, verify_citations
+from guardsearch.loops.research.evidence import (
+    answer_clauses,
+    answer_kind,
+    bridges,
+    find_answer,
+    named_entities,
+    readable,
+)
+from guardsearch.tools.resilient import ResilienceSettings
+
+HIMMLER = Source(
+    title="Heinrich Himmler",
+    description="German Nazi leader (1900–1945)",
+    text="Heinrich Luitpold Himmler was Reichsführer of the Schutzstaffel, a leading member "
+    "of the Nazi Party of Germany.",
+    location="https://en.wikipedia.org/wiki/Heinrich_Himmler",
+    kind="wikipedia",
+)
+PSYCHO = Source(
+    title="Psycho (1960 film)",
+    description="1960 film by Alfred Hitchcock",
+    text="Psycho is a 1960 American horror film produced and directed by Alfred Hitchcock.",
+    location="https://en.wikipedia.org/wiki/Psycho_(1960_film)",
+    kind="wikipedia",
+)
+HITCHCOCK = Source(
+    title="Alfred Hitchcock",
+    description="English filmmaker (1899–1980)",
+    text="Sir Alfred Joseph Hitchcock was an English filmmaker, widely regarded as one of the "
+    "most influential figures in the history of cinema.",
+    location="https://en.wikipedia.org/wiki/Alfred_Hitchcock",
+    kind="wikipedia",
+)
+NANTES = Source(
+    title="Nantes",
+    description="City in Pays de la Loire, France",
+    text="Nantes is a city in Loire-Atlantique on the Loire. The city has a population of "
+    "327,734, while its metropolitan area has nearly 1 million inhabitants. It was founded "
+    "in 70 BC.",
+    location="https://en.wikipedia.org/wiki/Nantes",
+    kind="wikipedia",
+)
+FAST = ResilienceSettings(timeout_s=1.0, reformulate_empty=False)
+SIMPLE = {
+    "complexity": "simple",
+    "queries": [{"query": "placeholder words", "intent": "x"}] * 3,
+}
+
+
+def numbered(*sources: Source) -> dict[str, Source]:
+    return {f"[{i}]": Source(**{**s.as_dict(), "id": f"[{i}]"}) for i, s in enumerate(sources, 1)}
+
+
+def provider(by_query: dict[str, list[Source]]) -> FakeProvider:
+    """Hits for a query: the sources whose title words it holds."""
+
+    def hits(query: str) -> list[Source]:
+        for key, found in by_query.items():
+            if key.lower() in query.lower():
+                return found
+        return []
+
+    return FakeProvider("fake", hits)
+
+
+def loop(model, search: FakeProvider) -> ResearchLoop:  # type: ignore[no-untyped-def]
+    return ResearchLoop(
+        model=model,
+        providers=[search],
+        config=ResearchConfig(tier="simple"),
+        resilience=FAST,
+        sleep=no_sleep,
+    )
+
+
+# -- the evidence mechanism ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("In what year did Heinrich Himmler die?", "year"),
+        ("When was Toyota founded?", "year"),
+        ("How many people live in Nantes?", "number"),
+        ("How tall is the Eiffel Tower?", "number"),
+        ("Who directed Psycho?", "person"),
+        ("Where is Antalya?", "place"),
+        ("Which country is Basra in?", "place"),
+        ("Was Heinrich Himmler born before Alfred Hitchcock?", "yesno"),
+        ("Name two countries that border Rwanda.", "list"),
+        ("What is Meningitis?", "definition"),
+        ("What is the title of the 1831 novel by Victor Hugo?", "entity"),
+    ],
+)
+def test_the_kind_of_answer_comes_from_the_question_form(question: str, kind: str) -> None:
+    assert answer_kind(question) == kind
+
+
+def test_a_lifespan_reads_as_born_and_died() -> None:
+    assert readable("German Nazi leader (1900–1945)") == (
+        "German Nazi leader (born 1900; died 1945)"
+    )
+
+
+def test_a_year_answers_the_relation_its_clause_states() -> None:
+    died = find_answer("1945", "In what year did Heinrich Himmler die?", HIMMLER)
+    born = find_answer("1945", "In what year was Heinrich Himmler born?", HIMMLER)
+    assert died is not None and died.related and died.clause.startswith("died 1945")
+    assert born is not None and not born.related
+
+
+def test_a_number_answers_when_its_clause_carries_the_relation_by_any_word_of_its_family() -> (
+    None
+):
+    found = find_answer("327,734", "How many people live in Nantes?", NANTES)
+    assert found is not None and found.related  # "population" answers "how many ... live"
+    # "1 million inhabitants" is a number of the same family, but not 327,734.
+    assert find_answer("2 million", "How many people live in Nantes?", NANTES) is None
+
+
+async def test_the_support_check_verifies_a_bare_year_and_refuses_the_wrong_one() -> None:
+    sources = numbered(HIMMLER)
+    judge = LexicalSupport()
+    died = await verify_citations(
+        "1945", ["[1]"], sources, judge, question="In what year did Heinrich Himmler die?"
+    )
+    born = await verify_citations(
+        "1945", ["[1]"], sources, judge, question="In what year was Heinrich Himmler born?"
+    )
+    assert died.verified == ("[1]",)
+    assert born.verified == ()
+
+
+async def test_a_second_hop_source_named_by_the_subject_source_verifies() -> None:
+    sources = numbered(PSYCHO, HITCHCOCK)
+    question = "In what year was the director of the film Psycho born?"
+    assert bridges(question, sources) == {"[2]": "[1]"}
+    assert "Alfred Hitchcock" in named_entities(sources["[1]"], question)
+    judge = LexicalSupport()
+    right = await verify_citations("1899", ["[2]"], sources, judge, question=question)
+    film_year = await verify_citations("1960", ["[1]"], sources, judge, question=question)
+    assert right.verified == ("[2]",)
+    assert film_year.verified == ()  # the film's own year is not its director's birth year
+
+
+def test_answer_clauses_need_every_relation_in_the_subjects_own_source() -> None:
+    question = "In what year was the director of the film Psycho born?"
+    assert answer_clauses(question, numbered(PSYCHO)) == []  # a hop is needed
+    assert [i for i, _ in answer_clauses(question, numbered(PSYCHO, HITCHCOCK))] == ["[2]"]
+
+
+# -- the loop ----------------------------------------------------------------------------
+
+
+async def test_a_year_drafted_alone_is_verified_with_its_marker() -> None:
+    # "In what year did Heinrich Himmler die?" -> "1945" was refused for having "no
+    # words"; a year is the whole answer to a year question.
+    model = research_model(plan=SIMPLE, synthesize={"answer": "1945", "citations": ["[1]"]})
+    run = await loop(model, provider({"himmler": [HIMMLER]})).run(
+        "In what year did Heinrich Himmler die?"
+    )
+    response = run.response
+    assert isinstance(response, AgentResponse), response
+    assert response.status == "verified" and response.final_answer == "1945 [1]"
+    assert [s.title for s in response.sources] == ["Heinrich Himmler"]
+    # The source states it: code ended the search, no reflection call was paid.
+    assert run.usage.calls == 2
+
+
+async def test_a_wrong_year_is_sent_back_naming_the_clause_it_misread() -> None:
+    model = research_model(
+        plan=SIMPLE,
+        synthesize=[
+            {"answer": "1945", "citations": ["[1]"]},
+            {"answer": "1900", "citations": ["[1]"]},
+        ],
+    )
+    run = await loop(model, provider({"himmler": [HIMMLER]})).run(
+        "In what year was Heinrich Himmler born?"
+    )
+    assert isinstance(run.response, AgentResponse)
+    assert run.response.status == "verified" and run.response.final_answer == "1900 [1]"
+    retry = [
+        r.messages[-1].content
+        for r in model.requests
+        if (r.json_schema or {}).get("title") == "SynthesisDraft"
+    ][1]
+    assert "died 1945" in retry and "born" in retry
+
+
+async def test_two_hops_search_the_name_the_first_source_gives() -> None:
+    model = research_model(
+        plan=SIMPLE,
+        synthesize={"answer": "Alfred Hitchcock was born in 1899.", "citations": ["[2]"]},
+    )
+    search = provider({"alfred hitchcock": [HITCHCOCK], "psycho": [PSYCHO]})
+    run = await loop(model, search).run("In what year was the director of the film Psycho born?")
+    response = run.response
+    assert isinstance(response, AgentResponse), response
+    assert "Alfred Hitchcock" in response.queries  # the hop: a name the film's source gave
+    assert response.status == "verified" and "1899" in response.final_answer
+    assert [s.title for s in response.sources] == ["Alfred Hitchcock"]
+
+
+async def test_a_subject_no_source_is_about_is_not_found_without_a_model_guess() -> None:
+    model = research_model(plan=SIMPLE, synthesize=AssertionError("no synthesis call"))
+    run = await loop(model, provider({"": [NANTES]})).run("In what year was Greta Okonkwe born?")
+    response = run.response
+    assert isinstance(response, AgentResponse)
+    assert response.status == "not_found" and response.final_answer == "The sources do not say."
+    assert response.sources == []
+
+
+async def test_an_answer_the_guard_cannot_confirm_is_returned_unverified_with_its_verdicts() -> (
+    None
+):
+    # The source holds the name, but the question's relation ("founded") is worded in
+    # no clause with it: the guard cannot confirm, and the user keeps the answer.
+    toyota = Source(
+        title="Toyota",
+        description="Japanese automotive manufacturer",
+        text="Toyota Motor Corporation is a Japanese multinational automotive manufacturer. "
+        "Kiichiro Toyoda led the company for years.",
+        location="https://en.wikipedia.org/wiki/Toyota",
+        kind="wikipedia",
+    )
+    model = research_model(
+        plan=SIMPLE, synthesize={"answer": "Kiichiro Toyoda", "citations": ["[1]"]}
+    )
+    run = await loop(model, provider({"toyota": [toyota]})).run("Who founded Toyota?")
+    response = run.response
+    assert isinstance(response, AgentResponse), response
+    assert response.status == "unverified"
+    assert response.final_answer == "Kiichiro Toyoda [1]"
+    assert response.verdicts and [s.title for s in response.sources] == ["Toyota"]
+    assert response.citations.verified == []
+
+
+def test_the_cli_exit_code_says_the_status(tmp_path: Path) -> None:
+    from guardsearch.cli.research import STATUS_EXIT
+
+    assert STATUS_EXIT == {"verified": 0, "unverified": 3, "not_found": 4}
