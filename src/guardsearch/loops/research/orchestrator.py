@@ -98,7 +98,7 @@ from guardsearch.loops.research.state import (
 from guardsearch.loops.research.subject import question_names
 from guardsearch.models.base import Model, estimate_prompt_tokens
 from guardsearch.prompts.untrusted import commands_in, echoes_instruction
-from guardsearch.steps.step import Step, run_step
+from guardsearch.steps.step import Step, StepOutcome, run_step
 from guardsearch.tools.base import SearchProvider
 from guardsearch.tools.reformulate import broaden
 from guardsearch.tools.resilient import QueryOutcome, ResilienceSettings, ResilientSearch
@@ -623,6 +623,17 @@ class _Run:
         # itself can answer (the director's article for the director's birth year).
         hop = [i for i in bearing if i in linked] if all(i in linked for i in bearing) else []
         focus = [full[i] for i in hop[:1]] + ([full[named[0]]] if named else [])
+        outcome = await self.drafts(step, shown, focus, full)
+        if isinstance(outcome, AgentResponse):
+            return outcome
+        return await self.verified_answer(outcome, full)
+
+    async def drafts(
+        self, step: Step, shown: list[Source], focus: list[Source], full: dict[str, Source]
+    ) -> StepOutcome | AgentResponse:
+        """The synthesis attempts: one over every source shown, then (with a focus) the
+        attempts left over the focused sources alone; when the guards reject them all,
+        the last draft marked unverified, or not found."""
         first = replace(step, rmax=1) if focus and step.rmax > 1 else step
         try:
             outcome = await self.step(
@@ -656,6 +667,11 @@ class _Run:
                 if not isinstance(again.error, StepFailed):
                     raise
                 return self.unverified(again, full)
+        return outcome
+
+    async def verified_answer(self, outcome: StepOutcome, full: dict[str, Source]) -> AgentResponse:
+        """The final verification of an accepted draft, and the answer it gives."""
+        s = self.state
         draft = SynthesisDraft.model_validate(outcome.value)
         self.phase("verify", method=self.config.support)
         verification = await self.step(
