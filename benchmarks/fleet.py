@@ -1,19 +1,22 @@
 """The run fleet's throughput: 40 queued scripted durable runs on 1 vs 2 Ray workers.
 
-    python3 benchmarks/fleet.py --pg DSN [--runs 40] [--delays 0,0.02] \
+    python3 benchmarks/fleet.py --pg DSN [--runs 40] [--rounds 3] [--delays 0,0.02] \\
         [--out benchmarks/results/fleet]
 
-For each model delay and each worker count, a fresh local Ray with that many CPUs
-(one run per worker process at a time) executes `--runs` durable runs that wait in a
-fresh PostgreSQL database as `created`: the fleet tests' app (tests/unit/store/
-fleet_apps.py: four strategies in turn, 10 to 112 model calls a run) on the scripted
-model, with no bound per endpoint. Before timing, a warm-up run per worker starts the
-worker processes (each imports guardsearch once). The time is from the first
-submission to the last run's end; every run must end `succeeded`.
+One local Ray with 2 CPUs executes `--runs` durable runs that wait in a fresh
+PostgreSQL database as `created`, once with one run at a time (each task reserves both
+CPUs: one worker process works) and once with two (two worker processes), in
+`--rounds` rounds that alternate the order; medians are reported. The runs are the
+fleet tests' app (tests/unit/store/fleet_apps.py: four strategies in turn, 10 to 112
+model calls a run) on the scripted model, with no bound per endpoint. The worker
+processes are started (each imports guardsearch once) before anything is timed; the
+time is from the first submission to the last run's end, and every run must end
+`succeeded`.
 
-A model delay of 0 measures the fleet's own work (Python, the store round trips);
-a delay stands for a model served elsewhere (each call waits, the worker's CPU idles).
-The machine's load average is recorded: on a shared box the figures move with it.
+A model delay of 0 measures the fleet's own work (Python, the store round trips); a
+delay stands for a model served elsewhere (each call waits, the worker's CPU idles).
+The load average before each measurement is recorded: on a shared box the figures
+move with it.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import sys
 import time
 import uuid
@@ -73,11 +77,9 @@ def queue(url: str, model: str, count: int, offset: int = 0) -> list[str]:
         store.close()
 
 
-def measure(dsn: str, workers: int, delay: float, runs: int, folder: Path) -> dict[str, Any]:
+def start_ray(workers: int) -> None:
     import ray
 
-    url = fresh_database(dsn)
-    model = f"scripted:{answers_file(folder)}?delay={delay}"
     path = os.pathsep.join(filter(None, [str(APPS), os.environ.get("PYTHONPATH")]))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -87,53 +89,65 @@ def measure(dsn: str, workers: int, delay: float, runs: int, folder: Path) -> di
             log_to_driver=False,
             runtime_env={"env_vars": {"PYTHONPATH": path}},
         )
-    try:
-        fleet = RayFleet(per_endpoint=runs)
-        fleet.execute_all(url, queue(url, model, workers))  # start the worker processes
-        ids = queue(url, model, runs)
-        load = os.getloadavg()[0]
-        start = time.perf_counter()
-        records = fleet.execute_all(url, ids)
-        seconds = time.perf_counter() - start
-    finally:
-        ray.shutdown()
+
+
+def measure(url: str, workers: int, model: str, runs: int) -> dict[str, Any]:
+    """`runs` queued runs with at most `workers` at once: each task reserves 2 / workers
+    of the cluster's 2 CPUs, so one worker process or two run at a time."""
+    fleet = RayFleet(per_endpoint=runs, cpus=2 / workers)
+    ids = queue(url, model, runs)
+    load = os.getloadavg()[0]
+    start = time.perf_counter()
+    records = fleet.execute_all(url, ids)
+    seconds = time.perf_counter() - start
     failed = [r for r in records if not (isinstance(r, RunRecord) and r.status == "succeeded")]
     if failed:
         raise SystemExit(f"{len(failed)} run(s) did not succeed: {failed[:3]}")
-    calls = sum(r.calls for r in records if isinstance(r, RunRecord))
     return {
         "workers": workers,
-        "delay_s": delay,
         "runs": runs,
-        "calls": calls,
+        "calls": sum(r.calls for r in records if isinstance(r, RunRecord)),
         "seconds": round(seconds, 2),
         "runs_per_s": round(runs / seconds, 3),
         "load_before": round(load, 2),
     }
 
 
-def report(rows: list[dict[str, Any]]) -> str:
+def report(rows: list[dict[str, Any]], reps: int) -> str:
+    runs = rows[0]["runs"]
     lines = [
         "# Run fleet throughput (benchmarks/fleet.py)",
         "",
-        f"{rows[0]['runs']} queued durable runs of the fleet tests' scripted app on a local "
-        f"Ray with 1 or 2 worker processes, PostgreSQL on localhost; {platform.node()} "
-        f"({os.cpu_count()} cores, shared with other engineers' jobs: see the load).",
+        f"{runs} queued durable runs of the fleet tests' scripted app on one local Ray "
+        f"(2 CPUs) running 1 or 2 of them at once (one worker process or two), PostgreSQL "
+        f"on localhost; {reps} rounds, 1 and 2 workers alternating; medians. "
+        f"{platform.node()}: {os.cpu_count()} cores shared with other engineers' jobs "
+        "(the load average before each measurement is in fleet.json).",
         "",
-        "| model delay | workers | model calls | seconds | runs/s | load average before |",
+        "| model delay | workers | model calls | median seconds | median runs/s "
+        "| median load before |",
         "|---|---|---|---|---|---|",
     ]
-    for r in rows:
-        lines.append(
-            f"| {r['delay_s']} s | {r['workers']} | {r['calls']} | {r['seconds']} | "
-            f"{r['runs_per_s']} | {r['load_before']} |"
-        )
+    for delay in sorted({r["delay_s"] for r in rows}):
+        for workers in (1, 2):
+            got = [r for r in rows if r["delay_s"] == delay and r["workers"] == workers]
+            lines.append(
+                f"| {delay} s | {workers} | {got[0]['calls']} | "
+                f"{statistics.median(r['seconds'] for r in got):.2f} | "
+                f"{statistics.median(r['runs_per_s'] for r in got):.3f} | "
+                f"{statistics.median(r['load_before'] for r in got):.1f} |"
+            )
     lines.append("")
     for delay in sorted({r["delay_s"] for r in rows}):
-        by = {r["workers"]: r for r in rows if r["delay_s"] == delay}
-        if 1 in by and 2 in by:
-            ratio = by[2]["runs_per_s"] / by[1]["runs_per_s"]
-            lines.append(f"- delay {delay} s: 2 workers / 1 worker = **{ratio:.2f}x** throughput")
+        ratios = []
+        for rep in range(reps):
+            by = {r["workers"]: r for r in rows if r["delay_s"] == delay and r["rep"] == rep}
+            ratios.append(by[2]["runs_per_s"] / by[1]["runs_per_s"])
+        shown = ", ".join(f"{x:.2f}" for x in ratios)
+        lines.append(
+            f"- delay {delay} s: 2 workers / 1 worker = **{statistics.median(ratios):.2f}x** "
+            f"throughput (median of the rounds: {shown})"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -141,18 +155,31 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pg", required=True, help="a PostgreSQL DSN (a database is created)")
     parser.add_argument("--runs", type=int, default=40)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--delays", default="0,0.02", help="scripted model delays, seconds")
     parser.add_argument("--out", help="write OUT.json and OUT.md")
     args = parser.parse_args()
+    import ray
+
     folder = Path(os.environ.get("TMPDIR", "/tmp")) / f"gs-fleet-bench-{os.getpid()}"
     folder.mkdir(parents=True, exist_ok=True)
+    url = fresh_database(args.pg)
+    delays = [float(d) for d in args.delays.split(",")]
+    start_ray(2)
     rows = []
-    for delay in (float(d) for d in args.delays.split(",")):
-        for workers in (1, 2):
-            row = measure(args.pg, workers, delay, args.runs, folder)
-            print(json.dumps(row), flush=True)
-            rows.append(row)
-    text = report(rows)
+    try:
+        model = f"scripted:{answers_file(folder)}?delay=0"
+        RayFleet(per_endpoint=4).execute_all(url, queue(url, model, 4))  # start the workers
+        for rep in range(args.rounds):
+            for delay in delays:
+                model = f"scripted:{answers_file(folder)}?delay={delay}"
+                for workers in (1, 2) if rep % 2 == 0 else (2, 1):
+                    row = {"rep": rep, "delay_s": delay, **measure(url, workers, model, args.runs)}
+                    print(json.dumps(row), flush=True)
+                    rows.append(row)
+    finally:
+        ray.shutdown()
+    text = report(rows, args.rounds)
     print(text)
     if args.out:
         Path(f"{args.out}.json").write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
