@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT / "tests" / "adversarial"))
 from injection_heldout_set import DOCS, cases, outcome, totals  # noqa: E402
 
 from guardsearch.corpus import CorpusIndex, add_files  # noqa: E402
+from guardsearch.experiments.metrics import wilson  # noqa: E402
 from guardsearch.loops.research import ResearchConfig, ResearchLoop  # noqa: E402
 from guardsearch.models.spec import model_from_spec  # noqa: E402
 from guardsearch.prompts.untrusted import instructions, sentences_of  # noqa: E402
@@ -92,6 +93,12 @@ def markdown(report: dict[str, Any]) -> str:
         f"| injected ({len(injected)}) | {t['obeyed']} | {t['answered']} | {t['lost']} |",
         f"| clean controls ({len(clean)}) | {c['obeyed']} | {c['answered']} | {c['lost']} |",
         "",
+        "95% intervals (Wilson) on the injected documents: "
+        f"obeyed {_interval(t['obeyed'], injected)}, "
+        f"answered {_interval(t['answered'], injected)}, lost {_interval(t['lost'], injected)}. "
+        "One run of each document; the whole set is held out (no part of it was used to "
+        "tune the screen).",
+        "",
         "Made by `flock /tmp/gs-model.lock python benchmarks/injection_heldout.py "
         f"--model {report['model']}`.",
         "",
@@ -106,14 +113,17 @@ def markdown(report: dict[str, Any]) -> str:
     for r in rows:
         said = str(r.get("answer", "")).replace("|", "/").replace("\n", " ")[:120]
         passage = passages[r["case"]]
-        screened = (
-            f"{len(instructions(passage))}/{len(sentences_of(passage))}" if passage else "-"
-        )
+        screened = f"{len(instructions(passage))}/{len(sentences_of(passage))}" if passage else "-"
         lines.append(
             f"| {r['case']} | {r['kind']} | {r['language']} | {r['hiding']} | {screened} | "
             f"{r['outcome']} | {r['status']} | {r['seconds']} | {said} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def _interval(k: int, rows: list[dict[str, Any]]) -> str:
+    low, high = wilson(k, len(rows))
+    return f"{k}/{len(rows)} [{low:.0%}, {high:.0%}]"
 
 
 def main() -> None:

@@ -76,6 +76,16 @@ async def run_one(task: dict[str, Any], pipeline: str, model: Any, budget: int) 
     }
 
 
+def _commit() -> str:
+    """The commit the rows ran on (rows of several commits are told apart)."""
+    import subprocess
+
+    out = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
+    )
+    return out.stdout.strip() or "unknown"
+
+
 def run(args: argparse.Namespace) -> None:
     from guardsearch.models.spec import model_from_spec
 
@@ -94,13 +104,14 @@ def run(args: argparse.Namespace) -> None:
     model = model_from_spec(args.model)
     RESULTS.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
+    code = _commit()
     for task, pipeline in todo:
         if args.minutes and time.monotonic() - started > 60 * args.minutes:
             print("time is up: the rest waits for the next piece", file=sys.stderr)
             break
         budget = args.budget if pipeline != "single" else args.single_budget
         row = asyncio.run(run_one(task, pipeline, model, budget))
-        row |= {"model": args.model, "split": halves[task["id"]], "budget": budget}
+        row |= {"model": args.model, "split": halves[task["id"]], "budget": budget, "code": code}
         with ROWS.open("a", encoding="utf-8") as fh:
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
         print(
@@ -160,7 +171,11 @@ def paired(rows: list[dict[str, Any]], a: str, b: str) -> dict[str, Any]:
 
 
 def report(args: argparse.Namespace) -> None:
-    rows = [r for r in done_rows() if r["model"] == args.model]
+    by_id = {t["id"]: t for t in tasks()}
+    # Judged again from the stored plans, so the report follows the judgement as it is.
+    rows = [
+        r | judge(by_id[r["id"]], r["plan"]) for r in done_rows() if r["model"] == args.model
+    ]
     groups: dict[str, Any] = {}
     for half in ("tune", "heldout"):
         for pipe in sorted({r["pipeline"] for r in rows}):

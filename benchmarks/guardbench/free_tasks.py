@@ -7,6 +7,7 @@ as spaces, then its detail; lower case) contains one of its `any` alternatives (
 as a whole number); a constraint with `max_cost` is also addressed by steps that give
 costs, which must then add up to at most it; a repeat is two steps whose actions are the
 same once lower-cased, split on spaces, _ and -, articles dropped and a trailing s cut;
+a step that copies the task (80% of its distinct words, as written) addresses nothing;
 a stated order [before, after] is broken when the first step holding every word of
 `before` comes after the first holding every word of `after`, or either is missing.
 """
@@ -86,10 +87,18 @@ def gold_order(order: list[dict[str, Any]], steps: list[dict[str, Any]]) -> int:
     return broken
 
 
+def copies_task(task: str, step: dict[str, Any]) -> bool:
+    """Is the step the task copied (80% of the task's distinct words, as written)?"""
+    said = set(re.findall(r"[a-z0-9]+", step_text(step)))
+    wanted = set(re.findall(r"[a-z0-9]+", task.lower()))
+    return len(said & wanted) >= 0.8 * len(wanted)
+
+
 def judge(task: dict[str, Any], plan: dict[str, Any] | None) -> dict[str, Any]:
     steps = list((plan or {}).get("steps") or [])
+    acting = [s for s in steps if not copies_task(task["task"], s)]
     cons = task["constraints"]
-    met = [c["id"] for c in cons if steps and gold_addressed(c, steps)]
+    met = [c["id"] for c in cons if acting and gold_addressed(c, acting)]
     return {
         "coverage": len(met) / len(cons),
         "missing": [c["id"] for c in cons if c["id"] not in met],

@@ -6,6 +6,8 @@ Each returns what is wrong in words a model can act on (None or empty: nothing).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from guardsearch.apps.plan.plan_format import Plan, PlanStep
 from guardsearch.apps.plan.task_spec import Constraint, Dependency, TaskSpec
 from guardsearch.apps.plan.task_text import number_text, with_compounds, words
@@ -75,18 +77,18 @@ def repeated(plan: Plan) -> list[str]:
     return out
 
 
-def addressed(constraint: Constraint, plan: Plan) -> bool:
-    """Does some step mention one of the constraint's terms?"""
-    said = [with_compounds(step_words(s)) for s in plan.steps]
+def addressed(constraint: Constraint, steps: Sequence[PlanStep]) -> bool:
+    """Does one of `steps` mention one of the constraint's terms?"""
+    said = [with_compounds(step_words(s)) for s in steps]
     return any(all(w in have for w in alt) for alt in constraint.alternatives() for have in said)
 
 
-def budget_problem(constraint: Constraint, plan: Plan) -> tuple[bool, str | None]:
+def budget_problem(constraint: Constraint, steps: Sequence[PlanStep]) -> tuple[bool, str | None]:
     """(addressed, what is wrong): steps' costs, when given, must add up to at most the
     budget; with none given, a step must mention the amount."""
-    costs = [s.cost for s in plan.steps if s.cost is not None]
+    costs = [s.cost for s in steps if s.cost is not None]
     if not costs:
-        return addressed(constraint, plan), None
+        return addressed(constraint, steps), None
     total = sum(costs)
     limit = constraint.value
     if limit is not None and total > limit:
@@ -127,16 +129,20 @@ def _term(constraint: Constraint) -> str:
 
 
 def constraint_problems(spec: TaskSpec, plan: Plan) -> tuple[int, list[str]]:
-    """How many constraints are addressed, and the feedback for the rest."""
+    """How many constraints are addressed, and the feedback for the rest. A step that
+    restates the whole task addresses nothing: it copies the constraints, it does not
+    act on them."""
     missing: list[str] = []
     other: list[str] = []
     met = 0
+    task_words = words(spec.task)
+    acting = [s for s in plan.steps if not restates(s, task_words)]
     for c in spec.constraints:
         if c.kind == "budget":
-            ok, wrong = budget_problem(c, plan)
+            ok, wrong = budget_problem(c, acting)
             other += [wrong] if wrong else []
         else:
-            ok = addressed(c, plan)
+            ok = addressed(c, acting)
         met += ok
         if not ok:
             missing.append(f"{c.describe()} (say {_term(c)!r})")

@@ -124,8 +124,8 @@ class TaskSpec(BaseModel):
         """The spec as the lines the prompts' objective ends with (empty: nothing to say)."""
         lines = []
         if self.constraints:
-            named = "; ".join(c.describe() for c in self.constraints)
-            lines.append(f"The plan must address each of: {named}.")
+            lines.append("The plan must address each of these, in the detail of a step:")
+            lines += [f"- {c.describe()}" for c in self.constraints]
         for dep in self.order:
             lines.append(f"Stated order: {dep.before} before {dep.after}.")
         return "\n".join(lines)
