@@ -52,6 +52,7 @@ from guardsearch.loops.research.citations import (
     cited_ids,
     markers,
     plain,
+    strip_ids,
     support_judge,
     verify_citations,
 )
@@ -750,8 +751,13 @@ class _Run:
         if not any(find_answer(plain_answer, task, source) for source in full.values()):
             # What the model said is in no retrieved source: a guess, not an answer.
             return self.not_found(verdicts, "no retrieved source states the model's answer", draft)
-        cited = [full[i] for i in cited_ids(draft.answer, draft.citations) if i in full]
-        answer = with_markers(draft.answer, [c.id for c in cited])
+        ids = cited_ids(draft.answer, draft.citations)
+        cited = [full[i] for i in ids if i in full]
+        # Ids that were never retrieved leave the text: an unverified answer cites only
+        # what the run retrieved.
+        answer = with_markers(
+            strip_ids(draft.answer, [i for i in ids if i not in full]), [c.id for c in cited]
+        )
         self.stop_reason = "unverified_answer"
         self.phase("unverified", answer=answer, verdicts=verdicts[-2:])
         response = self.response(
