@@ -244,10 +244,13 @@ def readable(text: str) -> str:
 
 
 def source_says(source: str | Source) -> str:
-    """All a source says, readable: title, description, text."""
+    """All a source says, readable: its title with its description as one statement
+    ("Swan Lake (1877 ballet by Pyotr Ilyich Tchaikovsky)": the description says what
+    the titled subject is), then its text."""
     if isinstance(source, str):
         return readable(source)
-    head = ". ".join(p.strip().rstrip(".") for p in (source.title, source.description) if p.strip())
+    title, description = source.title.strip().rstrip("."), source.description.strip().rstrip(".")
+    head = f"{title} ({description})" if title and description else title or description
     return readable(f"{head}. {source.text}" if head else source.text)
 
 

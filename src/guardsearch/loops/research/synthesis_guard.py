@@ -290,11 +290,14 @@ async def comparison(draft: Draft, judge: SupportJudge) -> GuardResult | None:
 
 
 CHECKS: Sequence[tuple[str, Check]] = (
-    ("form", form),
     ("instructions", instructions),
-    ("comparison", comparison),
+    # An echo or a subject question is repaired to a source's title before its form is
+    # judged: "capital telangana" for "Which subject is described as: Capital of
+    # Telangana?" becomes "Hyderabad", a name of the form asked.
     ("echo", echo),
     ("subject", subject),
+    ("form", form),
+    ("comparison", comparison),
     ("support", support),
 )
 
