@@ -413,6 +413,11 @@ _NAME_GROUP = re.compile(
 )
 
 
+def comparative(question: str) -> bool:
+    """Does `question` compare two things one way ("before", "older", "taller")?"""
+    return (_LESS.search(question) is None) != (_MORE.search(question) is None)
+
+
 def compared(question: str, answer: str) -> bool | None:
     """The yes/no a comparison question ("Was A born before B?") gets from the two
     numbers the answer states for A and for B, in the direction its comparative word
@@ -557,6 +562,7 @@ __all__: Sequence[str] = (
     "answer_kind",
     "bridges",
     "clauses",
+    "comparative",
     "compared",
     "family",
     "find_answer",

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -61,6 +62,7 @@ from guardsearch.loops.research.config import ResearchConfig, Tier, default_budg
 from guardsearch.loops.research.evidence import (
     about,
     answer_clauses,
+    answer_kind,
     bridges,
     find_answer,
     named_entities,
@@ -618,7 +620,8 @@ class _Run:
         # after one attempt over all the sources shown, the attempts left see only them.
         # The 0.5B copies what it is shown: given the one source that answers, it answers
         # from it (benchmarks/research_focus_probe.py).
-        named = question_names(s.task, full)
+        # (A yes/no question names two subjects: one source alone cannot decide it.)
+        named = question_names(s.task, full) if answer_kind(s.task) != "yesno" else None
         linked = bridges(s.task, full)
         # A second hop's source is focused on only when no source about the subject
         # itself can answer (the director's article for the director's birth year).
@@ -748,7 +751,12 @@ class _Run:
         ):
             # It repeats what a retrieved source told the model to say: never delivered.
             return self.not_found(verdicts, "the draft repeats an instruction found in a source")
-        if not any(find_answer(plain_answer, task, source) for source in full.values()):
+        verdict_only = answer_kind(task) == "yesno" and re.match(
+            r"\W*(?:yes|no)\b", plain_answer, re.I
+        )
+        if not verdict_only and not any(
+            find_answer(plain_answer, task, source) for source in full.values()
+        ):
             # What the model said is in no retrieved source: a guess, not an answer.
             return self.not_found(verdicts, "no retrieved source states the model's answer", draft)
         ids = cited_ids(draft.answer, draft.citations)
