@@ -48,3 +48,25 @@ async def test_post_run_answers_with_a_verified_citation() -> None:
         response = await client.post("/run", json={"task": QUESTION})
     assert response.status_code == 200, response.text
     _check(response.json())
+
+
+@pytest.mark.parametrize(
+    ("question", "year", "article"),
+    [
+        # The examples: a right year the old guard turned into an error.
+        ("In what year did Frédéric Chopin die?", "1849", "Frédéric Chopin"),
+        ("In what year did Heinrich Himmler die?", "1945", "Heinrich Himmler"),
+    ],
+)
+def test_a_year_question_is_answered_with_the_year_verified(
+    question: str, year: str, article: str
+) -> None:
+    app = typer.Typer()
+    app.command()(research)
+    app.command()(lambda: None)
+    result = CliRunner().invoke(app, ["research", question, "--json"])
+    assert result.exit_code == 0, result.output
+    response = AgentResponse.model_validate(json.loads(result.stdout))
+    assert response.status == "verified"
+    assert year in response.final_answer and "[" in response.final_answer
+    assert article in [s.title for s in response.sources]
