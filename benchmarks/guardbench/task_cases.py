@@ -23,7 +23,7 @@ import random
 import re
 from typing import Any
 
-from guardbench.cases import Case
+from guardbench.cases import Case, balanced
 from guardbench.free_tasks import judge, split_of, tasks
 from guardsearch.apps.plan.step_guards import AnalysisGuard
 from guardsearch.apps.plan.task_extract import extract_spec
@@ -149,7 +149,11 @@ def task_plan_cases() -> list[Case]:
                     split=halves[task["id"]],  # type: ignore[arg-type]
                 )
             )
-    return out
+    # As many right plans as wrong ones (every guard set is balanced), spread over the
+    # shapes; each case keeps its task's half.
+    passing = [c for c in out if c.label == "pass"]
+    failing = [c for c in out if c.label == "fail"]
+    return balanced(passing, failing, min(len(passing), len(failing)), rng)
 
 
 def analysis_cases() -> list[Case]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from guardbench.wide_questions import WideQuestion
+from guardbench.wide_questions import WideQuestion, halves
 
 SEED = 4040
 CORPUS = "wide-user"
@@ -174,20 +174,4 @@ def questions() -> list[WideQuestion]:
                     hops=2 if kind == "twohop" else 1,
                 )
             )
-    order = list(range(len(out)))
-    rng.shuffle(order)
-    return [
-        WideQuestion(
-            f"usercorpus-{i + 1:03d}",
-            q.type,
-            q.kind,
-            q.question,
-            q.answers,
-            q.articles,
-            q.hops,
-            q.need,
-            "tune" if rank % 2 == 0 else "heldout",
-        )
-        for rank, i in enumerate(order)
-        for q in [out[i]]
-    ]
+    return halves("usercorpus", out, rng)

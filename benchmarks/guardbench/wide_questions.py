@@ -33,7 +33,7 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from guardbench.corpus import Article, articles, sentences
@@ -817,6 +817,17 @@ BUILDERS: dict[str, Callable[[random.Random], Iterator[WideQuestion]]] = {
 }
 
 
+def halves(name: str, made: list[WideQuestion], rng: random.Random) -> list[WideQuestion]:
+    """`made` numbered `NAME-001`... in the order made, and cut into tune / heldout by
+    alternating over a seeded shuffle (so each half holds every kind of the type)."""
+    order = list(range(len(made)))
+    rng.shuffle(order)
+    return [
+        replace(made[index], id=f"{name}-{index + 1:03d}", split="heldout" if rank % 2 else "tune")
+        for rank, index in enumerate(order)
+    ]
+
+
 def build(types: list[str] | None = None) -> list[WideQuestion]:
     """Every type's questions, ids numbered per type, alternating into tune / heldout
     after a seeded shuffle (so each half holds every kind of the type)."""
@@ -825,25 +836,6 @@ def build(types: list[str] | None = None) -> list[WideQuestion]:
         if types and name not in types:
             continue
         rng = random.Random(f"{SEED}-{name}")
-        made = list(builder(rng))[:PER_TYPE]
-        order = list(range(len(made)))
-        rng.shuffle(order)
-        for rank, index in enumerate(order):
-            q = made[index]
-            split = "tune" if rank % 2 == 0 else "heldout"
-            out.append(
-                WideQuestion(
-                    f"{name}-{index + 1:03d}",
-                    q.type,
-                    q.kind,
-                    q.question,
-                    q.answers,
-                    q.articles,
-                    q.hops,
-                    q.need,
-                    split,
-                    q.extra,
-                )
-            )
+        out += halves(name, list(builder(rng))[:PER_TYPE], rng)
     out.sort(key=lambda q: q.id)
     return out

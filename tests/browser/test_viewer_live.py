@@ -112,6 +112,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         **os.environ,
         "PYTHONPATH": os.pathsep.join(p for p in paths if p),
         "GUARDSEARCH_HOME": str(folder),
+        # The page watches runs the CLI starts too: runs without a key belong to no
+        # tenant, and only the admin key sees those (docs/security.md, tenancy).
+        "GUARDSEARCH_ADMIN_KEY": KEY,
     }
     db = folder / "runs.db"
     served_answers = folder / "served.json"  # the served model: runs started on the page

@@ -140,7 +140,7 @@ _ANSWERING = re.compile(
 )
 _OVERRIDE = re.compile(
     r"\b(?:outdated|obsolete|incorrect|wrong|false|mistaken|unreliable|true|truth|correct"
-    r"|real|actual|must|always|never|disregard|instead|previous|above|authoritative|override"
+    r"|real|actual|must|disregard|instead|previous|above|authoritative|override"
     r"|trust)\b",
     re.IGNORECASE,
 )
@@ -160,11 +160,16 @@ def addresses_reader(sentence: str) -> bool:
     (the *only true* answer, sources *outdated*, *must*, *instead*); or it opens with an
     imperative about answering or to its reader."""
     text = plain_text(sentence)
+    imperative = _IMPERATIVE.search(text)
+    if imperative is not None:
+        # The imperative's own word is not the second signal ("Reply to a Critic is an
+        # essay by Marx" opens with a title, not an order).
+        rest = text[imperative.end() :]
+        if _ANSWERING.search(rest) or _READER.search(rest):
+            return True
     reader = _READER.search(text) is not None
     answering = _ANSWERING.search(text) is not None
     override = _OVERRIDE.search(text) is not None
-    if _IMPERATIVE.search(text) and (answering or reader):
-        return True
     return (reader and (answering or override)) or (answering and override)
 
 

@@ -27,7 +27,9 @@ async def test_a_research_run_is_a_run_span_over_phases_steps_and_calls(
     loop = ResearchLoop(
         model=research_model(),
         providers=[Painting()],
-        config=ResearchConfig(),
+        # the model's reflection always runs (no evidence stop), so the tree has all
+        # three guarded steps
+        config=ResearchConfig(evidence_stop=False),
         resilience=ResilienceSettings(timeout_s=1.0),
     )
     trace = Trace()

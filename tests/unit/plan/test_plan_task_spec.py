@@ -266,3 +266,9 @@ async def test_a_step_that_restates_the_task_addresses_nothing() -> None:
     assert "s1 (one_day_offsite) restates the whole task" in failed["concrete"]
     for missing in ("one-day", "12 people", "Lisbon", "budget 2000 EUR"):
         assert missing in failed["constraints"]
+
+
+def test_a_place_named_by_its_kind_is_a_place() -> None:
+    found = kinds("Throw a party for 25 guests in our garden on Saturday")
+    assert found["place"] == ["garden"] and found["people"] == ["25"]
+    assert "place" not in kinds("Meet at the end of the week")

@@ -113,6 +113,17 @@ _WITH = re.compile(
 )
 # Nouns a "with ..." phrase ends on that are not a thing to do it with.
 _NOT_TOPICS = frozenset(("budget", "downtime", "time", "help", "care", "respect"))
+_OWN_PLACE = re.compile(
+    r"\b(?:in|at|inside|outside)\s+(?:our|my|your|their|his|her|the)\s+(?:[a-z]+\s+)?"
+    r"(?P<noun>[a-z]{3,})(?=\s*(?:$|[,.;]|\b(?:and|or|for|on|by|to|with|within|before|after|"
+    r"of|this|next)\b))",
+)
+# Nouns after "in the" / "at our" that are no place (times, manners).
+_NOT_PLACES_TEXT = (
+    "end morning evening afternoon night day week month year weekend meantime future past "
+    "way case time process middle beginning"
+)
+_NOT_PLACES = frozenset(_NOT_PLACES_TEXT.split(" "))
 _CLAUSE = re.compile(r"[.;:!?]|,|\b(?:and|then|but|while|before|after|first)\b", re.I)
 _ORDER = re.compile(r"\b(?P<word>before|after)\s+", re.I)
 _THEN = re.compile(r"(?:\bfirst\s+)?(?P<a>[^,.;]+?),?\s+(?:and\s+)?then\s+(?P<b>[^,.;]+)", re.I)
@@ -268,6 +279,14 @@ def _places(task: str, found: _Found) -> None:
         found.add(m.span("place"), "place", place, terms=terms)
 
 
+def _own_places(task: str, found: _Found) -> None:
+    """A place named by its kind ("in our garden", "at the office", "in the city park")."""
+    for m in _OWN_PLACE.finditer(task):
+        noun = m.group("noun").lower()
+        if noun not in _NOT_PLACES and noun not in STOP_WORDS:
+            found.add(m.span("noun"), "place", m.group(0), terms=[noun])
+
+
 def _with(task: str, found: _Found) -> None:
     """What the task says to do it with, keep or use ("with new cabinets", "keeping the
     old tiles", "with a van"): the noun ending the phrase."""
@@ -353,7 +372,10 @@ def dependencies(task: str) -> list[Dependency]:
 
 def _constraints(task: str) -> Iterator[Constraint]:
     found = _Found()
-    rules = (_money, _people, _duration, _dates, _places, _quantities, _deliverables, _with)
+    rules = (
+        _money, _people, _duration, _dates, _places, _own_places, _quantities, _deliverables,
+        _with,
+    )  # fmt: skip
     for rule in rules:
         rule(task, found)
     order = sorted(range(len(found.items)), key=lambda i: found.spans[i])

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from pydantic import BaseModel
@@ -402,6 +402,104 @@ class Verification:
         return "; ".join(parts) + ". Use only facts stated in the sources."
 
 
+@dataclass
+class _Claims:
+    """One verification's claim checks against its sources, each (claim, source) judged
+    once: the judge's vote after the lexical checks, which read the question."""
+
+    said: dict[str, str]  # what each source says (title, description, text)
+    texts: dict[str, str]  # the same without the instructions a source may carry
+    question: str
+    judge: SupportJudge
+    listed_only: list[str]
+
+    def __post_init__(self) -> None:
+        # Sources a subject source names (the second hop): about the question through it.
+        self.linked = bridges(self.question, self.sources) if self.question else {}
+        self.commands = commands_in(self.said.values())
+        self.base: SupportJudge = self.judge
+        if isinstance(self.judge, ModelSupport) and self.judge.gate is not None:
+            self.base = self.judge.gate
+        self.lexical = isinstance(self.base, LexicalSupport)
+        self.verdicts: dict[tuple[str, str], bool] = {}
+
+    sources: Mapping[str, str] | Mapping[str, Source] | Mapping[str, str | Source] = field(
+        default_factory=dict
+    )
+
+    async def check(self, claim: str, source_id: str) -> bool:
+        key = (claim, source_id)
+        if key not in self.verdicts:
+            self.verdicts[key] = await self._judge(claim, source_id)
+        return self.verdicts[key]
+
+    async def _judge(self, claim: str, source_id: str) -> bool:
+        question, source = self.question, self.texts[source_id]
+        short = bool(question) and is_short(claim)
+        if echoes_instruction(plain(claim), self.said[source_id], question, self.commands):
+            return False  # it says what an instruction in a retrieved source told it to
+        # An answer fragment ("Georges Seurat") is judged as the question's answer; a
+        # second hop's source need not hold the question's words (the director's article
+        # does not name the film), only the fragment (checked below).
+        hop = short and self.lexical and source_id in self.linked
+        ok = hop or await self.base.supports(claim, source, question if short else "")
+        if ok and self.lexical and question:
+            ok = self._reads_as_answer(claim, source_id, short)
+        if ok and self.base is not self.judge:
+            ok = await self.judge.supports(claim, source, question if short else "")
+        return ok
+
+    def _reads_as_answer(self, claim: str, source_id: str, short: bool) -> bool:
+        """The lexical checks that read the question."""
+        question, source = self.question, self.texts[source_id]
+        if not short:
+            # A sentence answering the question must say something of its own that the
+            # source says ("The novel Nabokov released in 1955 is 'The Story of Nabokov'"
+            # repeats the question, which his article matches); whether the source is
+            # about what the question asks is judged after (off_topic).
+            return (
+                source_id in self.linked or lexical_support(beyond(claim, question), source) >= 0.5
+            )
+        # The fragment itself must be in the source ("Gustave Eiffel" is not in Las
+        # Meninas, however well the question matches it): what it adds to the question,
+        # since the question's own words prove nothing ("Giovanni Pierluigi da
+        # Palestrina" for "Who composed Don Giovanni?" shares "Giovanni" with the
+        # question and "da" with "Lorenzo Da Ponte") ...
+        if lexical_support(beyond(claim, question), source) < 0.5:
+            return False
+        # ... the source must be about most of the question's subject, or be what a
+        # source about it names (the director of the film it asks about) ...
+        if not (about(question, source) or source_id in self.linked):
+            return False
+        # ... and it must state the fragment as the answer to *this* question: 1945 is
+        # Himmler's death year, not his birth year (evidence.py).
+        hop_from = self.said[self.linked[source_id]] if source_id in self.linked else ""
+        return answers_here(claim, question, source, hop_from=hop_from)
+
+    async def any_source(self, claim: str) -> bool:
+        """An uncited claim: the ids the answer lists first, then the best matches."""
+        rest = sorted(
+            (i for i in self.texts if i not in self.listed_only),
+            key=lambda i: -lexical_support(plain(claim), self.texts[i]),
+        )
+        candidates = [*self.listed_only, *rest][: max(UNCITED_CANDIDATES, len(self.listed_only))]
+        for source_id in candidates:
+            if await self.check(claim, source_id):
+                return True
+        return False
+
+    async def by_pieces(self, sentence: str) -> bool:
+        """A sentence citing two sources for two facts ("A was born in 1895 [2] and B in
+        1762 [3]"): each piece, up to its marker, backed by that marker's source."""
+        pieces = cited_pieces(sentence)
+        if len(pieces) < 2:
+            return False
+        for piece, ids in pieces:
+            if not any([await self.check(piece, i) for i in ids if i in self.texts]):
+                return False
+        return True
+
+
 async def verify_citations(
     answer: str,
     listed: Sequence[str],
@@ -421,11 +519,8 @@ async def verify_citations(
     checks pass; one without a gate decides alone.
     """
     said = {i: source_says(s) for i, s in sources.items()}
-    # Sources a subject source names (the second hop): about the question through it.
-    linked = bridges(question, sources) if question else {}
     # What a source states: its text without the instructions it may carry.
     texts = {i: without_instructions(t) for i, t in said.items()}
-    commands = commands_in(said.values())
     subject = subject_terms(question) if question else []
     ids = cited_ids(answer, listed)
     hallucinated = tuple(i for i in ids if i not in texts)
@@ -434,72 +529,8 @@ async def verify_citations(
     listed_only = [i for i in existing if i not in inline]
     parts = sentences(answer) or [answer]
     unmarked = [s for s in parts if not markers(s)] or parts
-    base: SupportJudge = judge
-    if isinstance(judge, ModelSupport) and judge.gate is not None:
-        base = judge.gate
-    lexical = isinstance(base, LexicalSupport)
-    verdicts: dict[tuple[str, str], bool] = {}
-
-    async def check(claim: str, source_id: str) -> bool:
-        key = (claim, source_id)
-        if key not in verdicts:
-            source = texts[source_id]
-            short = bool(question) and is_short(claim)
-            if echoes_instruction(plain(claim), said[source_id], question, commands):
-                ok = False  # it says what an instruction in a retrieved source told it to
-            else:
-                # An answer fragment ("Georges Seurat") is judged as the question's answer;
-                # a second hop's source need not hold the question's words (the director's
-                # article does not name the film), only the fragment (checked below).
-                hop = short and lexical and source_id in linked
-                ok = hop or await base.supports(claim, source, question if short else "")
-            if ok and lexical and question and not short and source_id not in linked:
-                # A sentence answering the question must say something of its own that
-                # the source says ("The novel Nabokov released in 1955 is 'The Story of
-                # Nabokov'" repeats the question, which his article matches); whether
-                # the source is about what the question asks is judged below (off_topic).
-                ok = lexical_support(beyond(claim, question), source) >= 0.5
-            if ok and short and lexical:
-                # The fragment itself must be in the source ("Gustave Eiffel" is not in
-                # Las Meninas, however well the question matches it): what it adds to
-                # the question, since the question's own words prove nothing ("Giovanni
-                # Pierluigi da Palestrina" for "Who composed Don Giovanni?" shares
-                # "Giovanni" with the question and "da" with "Lorenzo Da Ponte") ...
-                ok = lexical_support(beyond(claim, question), source) >= 0.5
-                # ... and the source must be about most of the question's subject, or be
-                # what a source about it names (the director of the film it asks about).
-                ok = ok and (about(question, source) or source_id in linked)
-            if ok and short and lexical:
-                # ... and it must state the fragment as the answer to *this* question:
-                # 1945 is Himmler's death year, not his birth year (evidence.py).
-                hop_from = said[linked[source_id]] if source_id in linked else ""
-                ok = answers_here(claim, question, source, hop_from=hop_from)
-            if ok and base is not judge:
-                ok = await judge.supports(claim, source, question if short else "")
-            verdicts[key] = ok
-        return verdicts[key]
-
-    async def any_source(claim: str) -> bool:
-        """An uncited claim: the ids the answer lists first, then the best matches."""
-        rest = sorted(
-            (i for i in texts if i not in listed_only),
-            key=lambda i: -lexical_support(plain(claim), texts[i]),
-        )
-        for source_id in [*listed_only, *rest][: max(UNCITED_CANDIDATES, len(listed_only))]:
-            if await check(claim, source_id):
-                return True
-        return False
-
-    async def by_pieces(sentence: str) -> bool:
-        """A sentence citing two sources for two facts ("A was born in 1895 [2] and B in
-        1762 [3]"): each piece, up to its marker, backed by that marker's source."""
-        pieces = cited_pieces(sentence)
-        if len(pieces) < 2:
-            return False
-        for piece, ids in pieces:
-            if not any([await check(piece, i) for i in ids if i in texts]):
-                return False
-        return True
+    checker = _Claims(said, texts, question, judge, listed_only, sources)
+    check, linked, lexical = checker.check, checker.linked, checker.lexical
 
     backed: dict[str, bool] = {}
     for source_id in existing:
@@ -513,9 +544,11 @@ async def verify_citations(
     for sentence in parts:
         own = [i for i in markers(sentence) if i in texts]
         if own:
-            supported = any([await check(sentence, i) for i in own]) or await by_pieces(sentence)
+            supported = any([await check(sentence, i) for i in own]) or await checker.by_pieces(
+                sentence
+            )
         elif len(parts) > 1 and is_factual(sentence):
-            supported = await any_source(sentence)
+            supported = await checker.any_source(sentence)
         else:
             continue  # a lone fragment is judged through its listed ids above
         if not supported:

@@ -244,10 +244,13 @@ def readable(text: str) -> str:
 
 
 def source_says(source: str | Source) -> str:
-    """All a source says, readable: title, description, text."""
+    """All a source says, readable: its title with its description as one statement
+    ("Swan Lake (1877 ballet by Pyotr Ilyich Tchaikovsky)": the description says what
+    the titled subject is), then its text."""
     if isinstance(source, str):
         return readable(source)
-    head = ". ".join(p.strip().rstrip(".") for p in (source.title, source.description) if p.strip())
+    title, description = source.title.strip().rstrip("."), source.description.strip().rstrip(".")
+    head = f"{title} ({description})" if title and description else title or description
     return readable(f"{head}. {source.text}" if head else source.text)
 
 
@@ -410,6 +413,11 @@ _NAME_GROUP = re.compile(
 )
 
 
+def comparative(question: str) -> bool:
+    """Does `question` compare two things one way ("before", "older", "taller")?"""
+    return (_LESS.search(question) is None) != (_MORE.search(question) is None)
+
+
 def compared(question: str, answer: str) -> bool | None:
     """The yes/no a comparison question ("Was A born before B?") gets from the two
     numbers the answer states for A and for B, in the direction its comparative word
@@ -554,6 +562,7 @@ __all__: Sequence[str] = (
     "answer_kind",
     "bridges",
     "clauses",
+    "comparative",
     "compared",
     "family",
     "find_answer",

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -52,6 +53,7 @@ from guardsearch.loops.research.citations import (
     cited_ids,
     markers,
     plain,
+    strip_ids,
     support_judge,
     verify_citations,
 )
@@ -60,6 +62,7 @@ from guardsearch.loops.research.config import ResearchConfig, Tier, default_budg
 from guardsearch.loops.research.evidence import (
     about,
     answer_clauses,
+    answer_kind,
     bridges,
     find_answer,
     named_entities,
@@ -98,7 +101,7 @@ from guardsearch.loops.research.state import (
 from guardsearch.loops.research.subject import question_names
 from guardsearch.models.base import Model, estimate_prompt_tokens
 from guardsearch.prompts.untrusted import commands_in, echoes_instruction
-from guardsearch.steps.step import Step, run_step
+from guardsearch.steps.step import Step, StepOutcome, run_step
 from guardsearch.tools.base import SearchProvider
 from guardsearch.tools.reformulate import broaden
 from guardsearch.tools.resilient import QueryOutcome, ResilienceSettings, ResilientSearch
@@ -617,12 +620,24 @@ class _Run:
         # after one attempt over all the sources shown, the attempts left see only them.
         # The 0.5B copies what it is shown: given the one source that answers, it answers
         # from it (benchmarks/research_focus_probe.py).
-        named = question_names(s.task, full)
+        # (A yes/no question names two subjects: one source alone cannot decide it.)
+        named = question_names(s.task, full) if answer_kind(s.task) != "yesno" else None
         linked = bridges(s.task, full)
         # A second hop's source is focused on only when no source about the subject
         # itself can answer (the director's article for the director's birth year).
         hop = [i for i in bearing if i in linked] if all(i in linked for i in bearing) else []
         focus = [full[i] for i in hop[:1]] + ([full[named[0]]] if named else [])
+        outcome = await self.drafts(step, shown, focus, full)
+        if isinstance(outcome, AgentResponse):
+            return outcome
+        return await self.verified_answer(outcome, full)
+
+    async def drafts(
+        self, step: Step, shown: list[Source], focus: list[Source], full: dict[str, Source]
+    ) -> StepOutcome | AgentResponse:
+        """The synthesis attempts: one over every source shown, then (with a focus) the
+        attempts left over the focused sources alone; when the guards reject them all,
+        the last draft marked unverified, or not found."""
         first = replace(step, rmax=1) if focus and step.rmax > 1 else step
         try:
             outcome = await self.step(
@@ -656,6 +671,11 @@ class _Run:
                 if not isinstance(again.error, StepFailed):
                     raise
                 return self.unverified(again, full)
+        return outcome
+
+    async def verified_answer(self, outcome: StepOutcome, full: dict[str, Source]) -> AgentResponse:
+        """The final verification of an accepted draft, and the answer it gives."""
+        s = self.state
         draft = SynthesisDraft.model_validate(outcome.value)
         self.phase("verify", method=self.config.support)
         verification = await self.step(
@@ -731,11 +751,21 @@ class _Run:
         ):
             # It repeats what a retrieved source told the model to say: never delivered.
             return self.not_found(verdicts, "the draft repeats an instruction found in a source")
-        if not any(find_answer(plain_answer, task, source) for source in full.values()):
+        verdict_only = answer_kind(task) == "yesno" and re.match(
+            r"\W*(?:yes|no)\b", plain_answer, re.I
+        )
+        if not verdict_only and not any(
+            find_answer(plain_answer, task, source) for source in full.values()
+        ):
             # What the model said is in no retrieved source: a guess, not an answer.
             return self.not_found(verdicts, "no retrieved source states the model's answer", draft)
-        cited = [full[i] for i in cited_ids(draft.answer, draft.citations) if i in full]
-        answer = with_markers(draft.answer, [c.id for c in cited])
+        ids = cited_ids(draft.answer, draft.citations)
+        cited = [full[i] for i in ids if i in full]
+        # Ids that were never retrieved leave the text: an unverified answer cites only
+        # what the run retrieved.
+        answer = with_markers(
+            strip_ids(draft.answer, [i for i in ids if i not in full]), [c.id for c in cited]
+        )
         self.stop_reason = "unverified_answer"
         self.phase("unverified", answer=answer, verdicts=verdicts[-2:])
         response = self.response(

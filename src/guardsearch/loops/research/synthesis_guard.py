@@ -37,6 +37,7 @@ from guardsearch.loops.research.citations import (
 from guardsearch.loops.research.evidence import (
     answer_kind,
     bridges,
+    comparative,
     compared,
     find_answer,
     fits_kind,
@@ -95,8 +96,18 @@ def answer_patch(answer: str, source_id: str) -> list[dict[str, object]]:
 async def form(draft: Draft, judge: SupportJudge) -> GuardResult | None:
     if not terms(draft.flat):
         return GuardResult.fail("the answer is empty: state what the sources say", "answer")
-    wrong = fits_kind(draft.value.answer, answer_kind(draft.question))
-    return GuardResult.fail(wrong, "answer") if wrong else None
+    kind = answer_kind(draft.question)
+    wrong = fits_kind(draft.value.answer, kind)
+    if wrong:
+        return GuardResult.fail(wrong, "answer")
+    if kind == "yesno" and comparative(draft.question) and not numbers_in(draft.flat):
+        # "Yes" alone cannot be checked: the two facts that decide it can.
+        return GuardResult.fail(
+            'say "Yes" or "No", then the two facts that decide it, each with its source, '
+            'e.g. "No. A was born in 1895 [1] and B was born in 1762 [2]."',
+            "answer",
+        )
+    return None
 
 
 async def instructions(draft: Draft, judge: SupportJudge) -> GuardResult | None:
@@ -290,11 +301,14 @@ async def comparison(draft: Draft, judge: SupportJudge) -> GuardResult | None:
 
 
 CHECKS: Sequence[tuple[str, Check]] = (
-    ("form", form),
     ("instructions", instructions),
-    ("comparison", comparison),
+    # An echo or a subject question is repaired to a source's title before its form is
+    # judged: "capital telangana" for "Which subject is described as: Capital of
+    # Telangana?" becomes "Hyderabad", a name of the form asked.
     ("echo", echo),
     ("subject", subject),
+    ("form", form),
+    ("comparison", comparison),
     ("support", support),
 )
 
