@@ -376,6 +376,11 @@ def report(args: argparse.Namespace) -> None:
             "",
             *table(single),
         ]
+    for extra in args.extra or []:
+        name, _, title = extra.partition(":")
+        lines += ["", f"## {title or name}", "", *table(_rows([name]))]
+    for note in args.note or []:
+        lines += ["", note]
     wrong = [r for r in loop if not r["right"]][:25]
     if wrong:
         lines += [
@@ -414,6 +419,8 @@ def main() -> None:
     p.add_argument("--loop", nargs="+", required=True)
     p.add_argument("--single", nargs="*")
     p.add_argument("--name", required=True)
+    p.add_argument("--extra", nargs="*", help="NAME:TITLE, another run's table appended")
+    p.add_argument("--note", nargs="*", help="a paragraph appended (which code ran, ...)")
     args = parser.parse_args()
     if args.command == "build":
         text = "".join(json.dumps(q.record(), ensure_ascii=False) + "\n" for q in build_questions())
