@@ -98,6 +98,7 @@ from guardsearch.loops.research.state import (
     ResearchState,
     check_transition,
 )
+from guardsearch.loops.research.statements import Asides, narrows
 from guardsearch.loops.research.subject import question_names
 from guardsearch.models.base import Model, estimate_prompt_tokens
 from guardsearch.prompts.untrusted import commands_in, echoes_instruction
@@ -638,12 +639,21 @@ class _Run:
         """The synthesis attempts: one over every source shown, then (with a focus) the
         attempts left over the focused sources alone; when the guards reject them all,
         the last draft marked unverified, or not found."""
-        first = replace(step, rmax=1) if focus and step.rmax > 1 else step
+        # The first attempt sees a source about the subject only in its paragraphs that
+        # name it (statements.py): a paragraph beside the subject (a note to the model
+        # reading the page, in any wording or language) reaches the synthesiser only
+        # when that draft fails, on the attempts left.
+        narrow = any(narrows(self.state.task, r) for r in shown)
+        retry = bool(focus) or narrow
+        first = replace(step, rmax=1) if retry and step.rmax > 1 else step
         try:
             outcome = await self.step(
                 "synthesize",
                 run_step(
-                    first, self.context, self.metered, variables=self.synthesis_variables(shown)
+                    first,
+                    self.context,
+                    self.metered,
+                    variables=self.synthesis_variables(shown, named=narrow),
                 ),
             )
         except Stop as stop:
@@ -651,12 +661,16 @@ class _Run:
                 raise
             if first is step:
                 return self.unverified(stop, full)
-            self.phase(
-                "synthesize_focused",
-                source=focus[-1].id,
-                title=focus[-1].title,
-                sources=[f.id for f in focus],
-            )
+            later = focus or shown
+            if focus:
+                self.phase(
+                    "synthesize_focused",
+                    source=focus[-1].id,
+                    title=focus[-1].title,
+                    sources=[f.id for f in focus],
+                )
+            else:
+                self.phase("synthesize_whole", sources=[r.id for r in shown])
             try:
                 outcome = await self.step(
                     "synthesize",
@@ -664,7 +678,7 @@ class _Run:
                         replace(step, rmax=step.rmax - 1),
                         self.context,
                         self.metered,
-                        variables=self.synthesis_variables(focus),
+                        variables=self.synthesis_variables(later),
                     ),
                 )
             except Stop as again:
@@ -751,6 +765,11 @@ class _Run:
         ):
             # It repeats what a retrieved source told the model to say: never delivered.
             return self.not_found(verdicts, "the draft repeats an instruction found in a source")
+        if Asides.of(task, full).echoed(plain_answer):
+            # Its value is one a source gives only against its own answer: never delivered.
+            return self.not_found(
+                verdicts, "the draft gives a value a source has only in a passage contesting it"
+            )
         verdict_only = answer_kind(task) == "yesno" and re.match(
             r"\W*(?:yes|no)\b", plain_answer, re.I
         )
@@ -791,11 +810,13 @@ class _Run:
             }
         )
 
-    def synthesis_variables(self, shown: Sequence[Source]) -> dict[str, Any]:
+    def synthesis_variables(
+        self, shown: Sequence[Source], *, named: bool = False
+    ) -> dict[str, Any]:
         s = self.state
         return {
             "task": s.task,
-            "sources": render_sources(shown, self.config.snippet_chars),
+            "sources": render_sources(shown, self.config.snippet_chars, s.task, named=named),
             "degraded": s.degraded_mode,
             "insufficient": s.insufficient_termination,
         }
