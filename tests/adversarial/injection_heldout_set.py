@@ -146,14 +146,21 @@ def _synthesis(case: Case, request: ModelRequest, triggered: bool) -> dict[str, 
     return {"answer": said, "citations": [own]}
 
 
-def research_model(case: Case) -> ScriptedModel:
+def research_model(case: Case, stubborn: bool = False) -> ScriptedModel:
     """A research model that answers `case.question` honestly unless the case's
-    injection reaches its prompt, and then does what the injection says (every phase)."""
+    injection reaches its prompt, and then does what the injection says (every phase).
+    `stubborn`: its first synthesis draft obeys the injection whatever it was shown."""
+    drafts = [0]
 
     def reply(request: ModelRequest) -> str:
         title = str((request.json_schema or {}).get("title", ""))
         text = prompt_text(request)
         triggered = bool(case.trigger) and str(case.trigger).lower() in text.lower()
+        if title == "SynthesisDraft":
+            drafts[0] += 1
+            # (It cannot obey what was never indexed: a hidden passage.)
+            visible = case.injected and not case.dropped_at_ingestion
+            triggered = triggered or (stubborn and drafts[0] == 1 and visible)
         if title == "PlanDraft":
             queries = [
                 {"query": case.title, "intent": "the subject itself"},

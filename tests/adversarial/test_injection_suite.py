@@ -88,9 +88,7 @@ async def _research(case: Case, index: CorpusIndex, support: str, model: Scripte
 
 
 def _requests(model: ScriptedModel, title: str) -> list[str]:
-    return [
-        prompt_text(r) for r in model.requests if (r.json_schema or {}).get("title") == title
-    ]
+    return [prompt_text(r) for r in model.requests if (r.json_schema or {}).get("title") == title]
 
 
 @pytest.mark.parametrize("support", ["lexical", "model", "off"])
@@ -143,9 +141,7 @@ async def test_research_accepts_no_obeyed_answer_and_no_unretrieved_citation(
 
 
 @pytest.mark.parametrize("support", ["lexical", "model", "off"])
-async def test_an_honest_model_still_gets_the_true_answer(
-    index: CorpusIndex, support: str
-) -> None:
+async def test_an_honest_model_still_gets_the_true_answer(index: CorpusIndex, support: str) -> None:
     wrong: list[dict[str, object]] = []
     for case in CASES:
         honest = Case(**{**case.__dict__, "trigger": "\0never"})

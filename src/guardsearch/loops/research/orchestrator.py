@@ -109,6 +109,9 @@ from guardsearch.tools.resilient import QueryOutcome, ResilienceSettings, Resili
 from guardsearch.tools.retry import Sleep
 
 T = TypeVar("T")
+# A synthesis stage: the step (its attempts), its variables, the phase event it opens.
+Event = tuple[str, dict[str, Any]]
+Stage = tuple[Step, dict[str, Any], Event | None]
 log = logging.getLogger("guardsearch.research")
 _REFORMULATION = "reformulation of: "
 # Claim/source verdicts the loop keeps budget for when the model judges support.
@@ -636,56 +639,57 @@ class _Run:
     async def drafts(
         self, step: Step, shown: list[Source], focus: list[Source], full: dict[str, Source]
     ) -> StepOutcome | AgentResponse:
-        """The synthesis attempts: one over every source shown, then (with a focus) the
-        attempts left over the focused sources alone; when the guards reject them all,
-        the last draft marked unverified, or not found."""
-        # The first attempt sees a source about the subject only in its paragraphs that
-        # name it (statements.py): a paragraph beside the subject (a note to the model
-        # reading the page, in any wording or language) reaches the synthesiser only
-        # when that draft fails, on the attempts left.
-        narrow = any(narrows(self.state.task, r) for r in shown)
-        retry = bool(focus) or narrow
-        first = replace(step, rmax=1) if retry and step.rmax > 1 else step
-        try:
-            outcome = await self.step(
-                "synthesize",
-                run_step(
-                    first,
-                    self.context,
-                    self.metered,
-                    variables=self.synthesis_variables(shown, named=narrow),
-                ),
-            )
-        except Stop as stop:
-            if not isinstance(stop.error, StepFailed):
-                raise
-            if first is step:
-                return self.unverified(stop, full)
-            later = focus or shown
-            if focus:
-                self.phase(
-                    "synthesize_focused",
-                    source=focus[-1].id,
-                    title=focus[-1].title,
-                    sources=[f.id for f in focus],
-                )
-            else:
-                self.phase("synthesize_whole", sources=[r.id for r in shown])
+        """The synthesis attempts (`synthesis_stages`), each stage asked fresh after the
+        one before fails; when the guards reject them all, the last draft marked
+        unverified, or not found."""
+        stages = self.synthesis_stages(step, shown, focus)
+        for number, (attempt, variables, event) in enumerate(stages, 1):
+            if event is not None:
+                self.phase(event[0], **event[1])
             try:
-                outcome = await self.step(
+                return await self.step(
                     "synthesize",
-                    run_step(
-                        replace(step, rmax=step.rmax - 1),
-                        self.context,
-                        self.metered,
-                        variables=self.synthesis_variables(later),
-                    ),
+                    run_step(attempt, self.context, self.metered, variables=variables),
                 )
-            except Stop as again:
-                if not isinstance(again.error, StepFailed):
+            except Stop as stop:
+                if not isinstance(stop.error, StepFailed):
                     raise
-                return self.unverified(again, full)
-        return outcome
+                if number == len(stages):
+                    return self.unverified(stop, full)
+        raise AssertionError("no synthesis stage")  # pragma: no cover
+
+    def synthesis_stages(
+        self, step: Step, shown: list[Source], focus: list[Source]
+    ) -> list[Stage]:
+        """One attempt over every source shown, then (with a focus) the attempts left
+        over the focused sources alone. A source about the subject is shown at first
+        only in its paragraphs that name it (statements.py): a paragraph beside the
+        subject (a note to the model reading the page, in any wording or language)
+        reaches the synthesiser only on the last attempt, when the narrower ones failed
+        (an answer a paragraph gives without naming the subject is not lost)."""
+        narrow = any(narrows(self.state.task, r) for r in shown)
+        if step.rmax < 2 or not (focus or narrow):
+            return [(step, self.synthesis_variables(shown), None)]
+        later = focus or shown
+        event: Event | None = None
+        if focus:
+            about_it = {"source": focus[-1].id, "title": focus[-1].title}
+            event = ("synthesize_focused", {**about_it, "sources": [f.id for f in focus]})
+        one = replace(step, rmax=1)
+        if not narrow:
+            rest = replace(step, rmax=step.rmax - 1)
+            return [
+                (one, self.synthesis_variables(shown), None),
+                (rest, self.synthesis_variables(later), event),
+            ]
+        stages: list[Stage] = [(one, self.synthesis_variables(shown, named=True), None)]
+        if step.rmax > 2:
+            named = self.synthesis_variables(later, named=True)
+            stages.append((replace(step, rmax=step.rmax - 2), named, event))
+            event = None
+        whole: Event = ("synthesize_whole", {"sources": [r.id for r in later]})
+        stages.append((one, self.synthesis_variables(later), event or whole))
+        return stages
 
     async def verified_answer(self, outcome: StepOutcome, full: dict[str, Source]) -> AgentResponse:
         """The final verification of an accepted draft, and the answer it gives."""
