@@ -141,6 +141,14 @@ def test_the_first_view_shows_only_what_names_the_subject() -> None:
     assert "Mirela Costin" in first and "suomeksi" not in first and "Yıldız" not in first
     assert "suomeksi" in whole and "Yıldız" not in whole
     assert render_sources([source], 2000) == render_sources([source], 2000, "")
+    # A source about something else is first shown in what names its own subject.
+    other = Source(
+        title="Harbour Lamp",
+        text="Harbour Lamp\n\nThe Harbour Lamp was lit in 1850.\n\n" + NOTES["id"],
+        id="[2]",
+    )
+    assert "Budi" not in render_sources([other], 2000, WHO, named=True)
+    assert "Budi" in render_sources([other], 2000, WHO)
 
 
 def _honest_model(question: str, answer: str, title: str) -> ScriptedModel:

@@ -204,12 +204,25 @@ def stated(question: str, source: str | Source) -> str:
     return source_says(source) if reading is None else reading.stated
 
 
-def shown_text(question: str, source: Source, *, named: bool) -> str:
-    """A source's text as the synthesiser sees it: without its contested sentences and,
-    `named`, only its paragraphs that name the subject (unchanged if it is not about
-    the question's subject)."""
-    if not question or not about(question, source):
+def own_subject(source: Source) -> str:
+    """A source not about the question's subject, read for its own (its title): its
+    paragraphs that name it, the first always (its text unchanged if all do)."""
+    subject = [stem(w) for w in terms(source.title)]
+    parts = paragraphs(source.text)
+    if len(parts) < 2 or not subject:
         return source.text
+    kept = [p for i, p in enumerate(parts) if i == 0 or names_subject(p, subject)]
+    return source.text if len(kept) == len(parts) else "\n\n".join(kept)
+
+
+def shown_text(question: str, source: Source, *, named: bool) -> str:
+    """A source's text as the synthesiser sees it. About the question's subject:
+    without its contested sentences and, `named`, only its paragraphs that name the
+    subject. About something else: `named`, only its paragraphs that name its own."""
+    if not question:
+        return source.text
+    if not about(question, source):
+        return own_subject(source) if named else source.text
     reading = read_text(question, source.text)
     return reading.named if named else reading.stated
 
@@ -217,7 +230,11 @@ def shown_text(question: str, source: Source, *, named: bool) -> str:
 def narrows(question: str, source: Source) -> bool:
     """Is the first view of `source` (`shown_text(..., named=True)`) narrower than the
     rest of its text?"""
-    return bool(question) and about(question, source) and read_text(question, source.text).narrows
+    if not question:
+        return False
+    if not about(question, source):
+        return own_subject(source) != source.text
+    return read_text(question, source.text).narrows
 
 
 def content(answer: str, question: str) -> set[str]:
@@ -276,6 +293,7 @@ __all__ = [
     "echoes_aside",
     "names_subject",
     "narrows",
+    "own_subject",
     "paragraphs",
     "read",
     "read_text",
