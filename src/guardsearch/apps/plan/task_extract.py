@@ -289,18 +289,31 @@ def _own_places(task: str, found: _Found) -> None:
             found.add(m.span("noun"), "place", m.group(0), terms=[noun])
 
 
-_NAME = re.compile(rf"(?<=[\w,)] )(?P<name>{_CAP}(?:\s+{_CAP}){{0,2}})")
+_NAME = re.compile(
+    rf"(?<=[\w,)] )(?P<name>{_CAP}(?:\s+{_CAP}){{0,2}})(?P<noun>(?:\s+[a-z]{{3,}}){{0,2}})"
+)
 
 
 def _names(task: str, found: _Found) -> None:
     """A name the task uses past its first word ("an online Python course", "reinstall
-    Windows", "the REST API"): the plan must say it too (months and weekdays are dates)."""
+    Windows", "the REST API"): the plan must say it too (months and weekdays are dates).
+    A name that qualifies a noun ("the API signing keys") is also addressed by that noun."""
     months = re.compile(rf"^(?:{_MONTHS}|{_WEEKDAYS})$", re.I)
     for m in _NAME.finditer(task):
         name = m.group("name").rstrip(".'’")
         if months.match(name.split()[0]) or not words(name):
             continue
-        found.add(m.span("name"), "requirement", name, terms=[name.split()[-1]])
+        nouns: list[str] = []
+        for w in m.group("noun").split():
+            if w.lower() in STOP_WORDS or _NOT_NOUN.match(w):
+                break
+            if not re.search(r"(?:ing|ed|ly)$", w):  # "signing keys": the noun is keys
+                nouns.append(w)
+        terms = [name.split()[-1], *nouns[-1:]]
+        found.add(m.span("name"), "requirement", name, terms=terms)
+
+
+_NOT_NOUN = re.compile(r"^(?:with|without|while|when|during|within|until|using)$")
 
 
 def _with(task: str, found: _Found) -> None:
