@@ -201,25 +201,32 @@ def test_a_spec_file_must_be_a_valid_spec(tmp_path: Path) -> None:
         load_spec_file(empty)
 
 
-async def test_the_search_retries_a_plan_with_the_missing_constraints_named() -> None:
+def offsite_model(plans: list[str]) -> tuple[ScriptedModel, list[str]]:
+    """A scripted model for the offsite task: upstream answers that pass, then `plans`;
+    the steps it was asked for, in order."""
     analysis = json.dumps({"problem_class": "event", "key_facts": ["offsite_held"]})
     recon = json.dumps({"actions": ["book_venue", "order_catering"]})
     strategy = json.dumps(
         {"approach": "venue first", "rationale": "the venue sets the rest",
          "order": ["book_venue", "order_catering"]}
     )  # fmt: skip
+    answers = {"analysis": [analysis], "recon": [recon], "strategy": [strategy], "plan": plans}
+    calls: list[str] = []
+
+    def answer(request: ModelRequest) -> str:
+        calls.append(step_of(request))
+        return answers[calls[-1]].pop(0)
+
+    return ScriptedModel(answer), calls
+
+
+async def test_the_search_retries_a_plan_with_the_missing_constraints_named() -> None:
     short = json.dumps({"steps": [step(1, "book_venue", "a room in Lisbon")]})
     full = json.dumps(
         {"steps": [step(1, "book_venue", "a Lisbon room for 12 for one day", 900),
                    step(2, "order_catering", "lunch for 12", 400)]}
     )  # fmt: skip
-    answers = {"analysis": [analysis], "recon": [recon], "strategy": [strategy],
-               "plan": [short, full]}  # fmt: skip
-
-    def answer(request: ModelRequest) -> str:
-        return answers[step_of(request)].pop(0)
-
-    model = ScriptedModel(answer)
+    model, _ = offsite_model([short, full])
     result = await plan_search(None, task=OFFSITE, model=model)
     assert result.succeeded and result.calls == 5
     retry = " ".join(m.content for m in model.requests[-1].messages)
@@ -311,27 +318,14 @@ async def test_a_free_search_retries_its_plan_in_place_and_keeps_the_fullest() -
     # A free task's plan feedback is about the plan's own steps: the search retries the
     # plan (5 attempts) instead of regenerating recon or strategy, and when none passes
     # it returns the plan that addresses most constraints, not the one with fewest faults.
-    analysis = json.dumps({"problem_class": "event", "key_facts": ["offsite_held"]})
-    recon = json.dumps({"actions": ["book_venue", "order_lunch"]})
-    strategy = json.dumps(
-        {"approach": "venue first", "rationale": "the venue sets the rest",
-         "order": ["book_venue", "order_lunch"]}
-    )  # fmt: skip
     thin = json.dumps({"steps": [step(1, "book_venue", "a room in Lisbon")]})
     fuller = json.dumps(
         {"steps": [step(1, "book_venue", "a Lisbon room for 12 people for one day", 900),
                    step(2, "book_venue", "lunch for the 12 people", 400)]}
     )  # fmt: skip
     others = [thin.replace("a room", other) for other in ("one room", "the room", "a hall")]
-    answers = {"analysis": [analysis], "recon": [recon], "strategy": [strategy],
-               "plan": [thin, fuller, *others]}  # fmt: skip
-    calls: list[str] = []
-
-    def answer(request: ModelRequest) -> str:
-        calls.append(step_of(request))
-        return answers[calls[-1]].pop(0)
-
-    out = await plan_problem(None, task=OFFSITE, model=ScriptedModel(answer), budget=8)
+    model, calls = offsite_model([thin, fuller, *others])
+    out = await plan_problem(None, task=OFFSITE, model=model, budget=8)
     assert calls == ["analysis", "recon", "strategy", *["plan"] * 5]
     assert not out["succeeded"]
     # `fuller` repeats a step but addresses all four constraints; `thin` one.
