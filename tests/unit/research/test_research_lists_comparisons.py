@@ -127,7 +127,7 @@ async def test_a_list_answer_naming_the_subject_is_sent_back_with_what_the_sourc
         if (r.json_schema or {}).get("title") == "SynthesisDraft"
     ][1]
     assert "the question asks for 2" in retry
-    assert 'Source [1] says: "Moldova is bordered by Romania to the west' in retry
+    assert 'Source [1] says: "bordered by Romania to the west and Ukraine' in retry
 
 
 async def test_a_list_the_sources_do_not_name_is_not_judged_by_the_list_check() -> None:

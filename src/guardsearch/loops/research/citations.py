@@ -46,6 +46,8 @@ from guardsearch.loops.research.evidence import (
     answer_kind,
     bridges,
     find_answer,
+    items_named,
+    list_candidates,
     source_says,
 )
 from guardsearch.models.metered import Metered
@@ -236,10 +238,13 @@ def answers_here(claim: str, question: str, source: str, *, hop_from: str = "") 
     number with all of them in the subject's own source, one in a bridge (the
     director's article says "born"; the film's said who directed it). A maker's "by"
     ("Song by X") words the making relations (evidence.py)."""
+    kind = answer_kind(question)
+    if kind == "list" and items_named(claim, list_candidates(question, {"[0]": source})):
+        return True  # an item the source names in the relation ("bordered by ... Jordan")
     finding = find_answer(claim, question, source, satisfied=hop_from)
     if finding is None:
         return False
-    if answer_kind(question) in ("year", "number"):
+    if kind in ("year", "number"):
         return finding.related and finding.complete
     return finding.related
 

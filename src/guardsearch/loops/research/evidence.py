@@ -617,15 +617,28 @@ def list_evidence(
     Romania to the west and Ukraine ..."), and the lead of each source that says it
     stands in that relation to the subject."""
     every, _ = _relations(question)
+    wanted = set().union(*every) if every else set()
     items = _relation_sources(question, sources)
     out = list(items.items())
     for source_id, source in sources.items():
         if source_id in items or not about(question, source):
             continue
-        for clause in clauses(source_says(source)):
-            if not every or any(_stems(clause) & f for f in every):
-                out.append((source_id, clause))
+        for sentence in _SENTENCE_END.split(source_says(source)):
+            # From the relation's word to the sentence's end: "... is bordered by China
+            # to the north, and Laos and Cambodia to the west; ..." names every item.
+            at = next(
+                (m.start() for m in re.finditer(r"[\w'’-]+", sentence)
+                 if stem(m.group(0)) in wanted),
+                None,
+            )  # fmt: skip
+            if not wanted:
+                out.append((source_id, sentence.strip()))
+            elif at is not None:
+                out.append((source_id, sentence[at:].strip()))
     return out
+
+
+_SENTENCE_END = re.compile(r"(?<!\b[A-Z]\.)(?<=[.!?])\s+")
 
 
 def _initials(name: str, subject: Sequence[str]) -> bool:
@@ -641,8 +654,8 @@ def list_candidates(
     relation to the subject, and the names in the relation clauses of sources about it
     (`list_evidence`), the subject's own names aside."""
     named = subject_words(question)
-    subject = {stem(w) for w in named}
-    asked = _stems(question)
+    subject = frozenset(stem(w) for w in named)
+    asked = _stems(question) - subject  # the question's other words ("Name", "List")
     items = _relation_sources(question, sources)
     out: list[tuple[str, str]] = []
     seen: set[frozenset[str]] = set()
@@ -657,10 +670,10 @@ def list_candidates(
             key = _item_key(name)
             if (
                 not key
-                or key <= subject
+                or key == subject
                 or key in seen
                 or _initials(name, named)
-                or (source_id not in items and {stem(w) for w in terms(name)} <= asked)
+                or (source_id not in items and key <= asked)
             ):
                 continue
             seen.add(key)

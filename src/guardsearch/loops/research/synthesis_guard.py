@@ -23,6 +23,8 @@ GuardResult or None (passed). No check is keyed on a question's wording.
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -303,6 +305,12 @@ async def comparison(draft: Draft, judge: SupportJudge) -> GuardResult | None:
     facts = comparison_facts(draft.question, draft.sources) if draft.sources else None
     if facts is not None:
         answer = decided(draft.question, facts)
+        said = re.match(r"\W*(yes|no)\b", draft.flat, re.I)
+        truth = answer.startswith("Yes")
+        if said is not None and (said.group(1).lower() == "yes") == truth:
+            stated = numbers_in(draft.flat)
+            if all(numbers_in(f.number) <= stated for f in facts):
+                return None  # its own yes or no, stating the two facts that decide it
         if plain(draft.value.answer).strip() == plain(answer).strip():
             return None
         ids = list(dict.fromkeys(f.source_id for f in facts))
