@@ -143,3 +143,24 @@ async def test_a_list_the_sources_do_not_name_is_not_judged_by_the_list_check() 
     ).response
     assert isinstance(response, AgentResponse), response
     assert "Chișinău" in response.final_answer
+
+
+def test_a_span_answers_its_start_by_its_first_year_and_its_end_by_its_last() -> None:
+    from guardsearch.loops.research.evidence import find_answer
+
+    john = Source(title="John, King of England", description="King of England from 1199 to 1216",
+                  text="John was King of England from 1199 until his death in 1216.")  # fmt: skip
+    begin = "When did John, King of England's reign begin?"
+    assert find_answer("1199", begin, john) is not None
+    assert find_answer("1216", begin, john) is None
+    end = "In what year did the reign of John, King of England end?"
+    assert find_answer("1216", end, john) is not None
+    assert find_answer("1199", end, john) is None
+
+
+def test_a_question_word_counts_by_its_relation_family() -> None:
+    # "pass away" is said by "died": the phrasing does not decide the support check.
+    from guardsearch.loops.research.citations import lexical_support
+
+    source = "Heinrich Himmler (born 1900; died 1945) was a German Nazi politician."
+    assert lexical_support("Heinrich Himmler pass away 1945", source) >= 0.5

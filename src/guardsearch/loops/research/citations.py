@@ -45,10 +45,12 @@ from guardsearch.loops.research.evidence import (
     about,
     answer_kind,
     bridges,
+    family,
     find_answer,
     items_named,
     list_candidates,
     source_says,
+    stem,
 )
 from guardsearch.models.metered import Metered
 from guardsearch.prompts import PromptTemplate
@@ -203,8 +205,11 @@ def lexical_support(claim: str, source: str) -> float:
         # A bare number ("1945") the source holds is content; a "claim" with neither
         # words nor numbers ("[1].") is no claim a source can support.
         return 1.0 if _NUMBER.search(claim_text) else 0.0
-    vocabulary = {_stem(w) for w in terms(source)}
-    found = sum(1 for w in words if _stem(w) in vocabulary)
+    said = terms(source)
+    vocabulary = {_stem(w) for w in said}
+    stems = {stem(w) for w in said}
+    # A word counts by its relation's family too: "pass away" is said by "died".
+    found = sum(1 for w in words if _stem(w) in vocabulary or family(w) & stems)
     return found / len(words)
 
 

@@ -328,6 +328,28 @@ def _judge(
     return related, complete
 
 
+_SPAN = re.compile(
+    r"\b(\d{3,4})\s*(?:–|—|-|\bto\b|\buntil\b)\s*(\d{3,4})\b"
+    r"|\bfrom\s+(?:[^\d.;]{0,30}?)(\d{3,4})\b[^.;]{0,40}?\b(?:to|until|till)\b[^.;\d]{0,30}(\d{3,4})\b"
+)
+_START_Q = re.compile(r"\b(?:begin|began|begun|start|started|become|became|first|since)\b"
+                      r"|^\W*from\b", re.I)  # fmt: skip
+_END_Q = re.compile(r"\b(?:end|ended|until|last|stop|stopped|finish|finished)\b", re.I)
+
+
+def _right_end(numbers: set[str], question: str, clause: str) -> bool:
+    """A span ("King of England from 1199 to 1216") answers a question of its start
+    ("When did his reign begin?") by its first year and of its end by its last."""
+    start, end = _START_Q.search(question), _END_Q.search(question)
+    if (start is None) == (end is None):
+        return True
+    for span in _SPAN.finditer(clause):
+        first, last = span.group(1) or span.group(3), span.group(2) or span.group(4)
+        if first != last and (last if start else first) in numbers:
+            return False
+    return True
+
+
 def find_answer(
     answer: str, question: str, source: str | Source, *, satisfied: str | Source = ""
 ) -> AnswerClause | None:
@@ -346,6 +368,8 @@ def find_answer(
     for clause in pieces:
         here = numbers_in(clause)
         if numbers and not numbers <= here:
+            continue
+        if numbers and not _right_end(numbers, question, clause):
             continue
         clause_stems = _stems(clause)
         if not numbers and words and not any(w in clause_stems for w in words):
