@@ -48,6 +48,7 @@ from guardsearch.loops.research.evidence import (
     family,
     find_answer,
     items_named,
+    link_text,
     list_candidates,
     source_says,
     stem,
@@ -483,7 +484,11 @@ class _Claims:
             return False
         # ... and it must state the fragment as the answer to *this* question: 1945 is
         # Himmler's death year, not his birth year (evidence.py).
-        hop_from = self.said[self.linked[source_id]] if source_id in self.linked else ""
+        hop_from = ""
+        if source_id in self.linked:
+            bridge = self.sources.get(source_id) if self.sources else None
+            title = bridge.title if isinstance(bridge, Source) else ""
+            hop_from = link_text(self.said[self.linked[source_id]], title)
         return answers_here(claim, question, source, hop_from=hop_from)
 
     async def any_source(self, claim: str) -> bool:

@@ -322,7 +322,8 @@ def _judge(
     if satisfied:
         left = [f for f in every if not satisfied & f]
         every = left or every
-        known = [f for f in known if not satisfied & f] or known
+        # When the first hop states them all, one of them in this clause is enough.
+        known = [f for f in known if not satisfied & f]
     related = not every or any(clause_stems & f for f in every)
     complete = all(clause_stems & f for f in known)
     return related, complete
@@ -350,6 +351,23 @@ def _right_end(numbers: set[str], question: str, clause: str) -> bool:
     return True
 
 
+def link_text(holder: str | Source, title: str) -> str:
+    """What the first hop states of the second: the clauses of `holder` that name the
+    title `title` ("Leviathan (1651 book by Thomas Hobbes)" says who wrote it, not when
+    he was born); all it says when none does."""
+    said = source_says(holder)
+    name = re.sub(r"\s*\([^)]*\)$", "", title).strip()
+    if len(name) > 2:
+        naming = [c for c in clauses(said) if re.search(rf"\b{re.escape(name)}\b", c)]
+        if naming:
+            return " ".join(naming)
+    return said
+
+
+def _link(holder: str | Source, bridge: str | Source) -> set[str]:
+    return _stems(link_text(holder, bridge.title if isinstance(bridge, Source) else ""))
+
+
 def find_answer(
     answer: str, question: str, source: str | Source, *, satisfied: str | Source = ""
 ) -> AnswerClause | None:
@@ -360,7 +378,7 @@ def find_answer(
         return None
     said = source_says(source)
     vocabulary = _stems(said)
-    done = _stems(source_says(satisfied)) if satisfied else set()
+    done = _link(satisfied, source) if satisfied else set()
     if words and sum(1 for w in words if w in vocabulary) / len(words) < 0.5:
         return None
     best: AnswerClause | None = None
@@ -425,7 +443,7 @@ def answer_clauses(
             ):
                 continue
             hop = linked.get(source_id)
-            done = _stems(source_says(sources[hop])) if hop is not None else set()
+            done = _link(sources[hop], source) if hop is not None else set()
             related, complete = _judge(_stems(clause), question, done)
             if related and complete:
                 out.append((source_id, clause))
@@ -848,6 +866,7 @@ __all__: Sequence[str] = (
     "fits_kind",
     "items_named",
     "list_candidates",
+    "link_text",
     "list_evidence",
     "list_items",
     "list_size",
