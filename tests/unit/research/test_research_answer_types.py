@@ -315,7 +315,7 @@ async def test_without_both_facts_a_bare_yes_no_is_asked_for_them_and_its_number
         ],
     )
     search = provider({"himmler": [HIMMLER]})
-    run = await loop(model, search).run(question)
+    await loop(model, search).run(question)
     retries = synthesis_prompts(model)
     assert "the two facts that decide it" in retries[1]
     assert "the numbers in your answer say No" in retries[2]

@@ -87,9 +87,10 @@ def test_a_year_before_christ_counts_below_zero() -> None:
         "Yes: Plato was born in 428 BC [1]; Immanuel Kant was born in 1724 [2]."
     )
     younger = comparison_facts("Was Plato younger than Immanuel Kant?", sources)
-    assert younger is not None and decided("Was Plato younger than Immanuel Kant?", younger)[
-        :3
-    ] == "No:"
+    assert (
+        younger is not None
+        and decided("Was Plato younger than Immanuel Kant?", younger)[:3] == "No:"
+    )
 
 
 def test_without_a_source_about_a_side_nothing_is_decided() -> None:

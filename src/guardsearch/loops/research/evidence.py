@@ -607,7 +607,8 @@ def missing_sides(
 ) -> list[str]:
     """The names of a comparison whose fact no retrieved source states yet: what to
     search next."""
-    return [name for name, words in comparison_sides(question) or [] if not _fact(name, words, sources)]
+    sides = comparison_sides(question) or []
+    return [name for name, words in sides if _fact(name, words, sources) is None]
 
 
 def decided(question: str, facts: tuple[Fact, Fact]) -> str:
@@ -684,7 +685,7 @@ _SENTENCE_END = re.compile(r"(?<!\b[A-Z]\.)(?<=[.!?])\s+")
 
 
 def _initials(name: str, subject: Sequence[str]) -> bool:
-    """"DRC" for the Democratic Republic of the Congo: the subject's own abbreviation."""
+    """ "DRC" for the Democratic Republic of the Congo: the subject's own abbreviation."""
     return name.isupper() and set(name.lower()) <= {w[0].lower() for w in subject}
 
 
@@ -850,10 +851,6 @@ __all__: Sequence[str] = (
     "ANSWER_KINDS",
     "AnswerClause",
     "Fact",
-    "comparison_facts",
-    "comparison_sides",
-    "decided",
-    "missing_sides",
     "about",
     "answer_in_sources",
     "answer_kind",
@@ -861,15 +858,19 @@ __all__: Sequence[str] = (
     "clauses",
     "comparative",
     "compared",
+    "comparison_facts",
+    "comparison_sides",
+    "decided",
     "family",
     "find_answer",
     "fits_kind",
     "items_named",
-    "list_candidates",
     "link_text",
+    "list_candidates",
     "list_evidence",
     "list_items",
     "list_size",
+    "missing_sides",
     "named_entities",
     "readable",
     "relation_in",

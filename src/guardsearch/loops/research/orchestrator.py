@@ -568,9 +568,7 @@ class _Run:
                 for name in named_entities(full[source.id], self.state.task, limit=2):
                     if name.lower() not in done:
                         done.add(name.lower())
-                        hops.append(
-                            Query(query=name, intent=f"named by {source.id}: the next hop")
-                        )
+                        hops.append(Query(query=name, intent=f"named by {source.id}: the next hop"))
         self._hopped |= {h.query.lower() for h in hops}
         if hops:
             self.phase("hop", queries=[h.query for h in hops])

@@ -24,7 +24,6 @@ GuardResult or None (passed). No check is keyed on a question's wording.
 from __future__ import annotations
 
 import re
-
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -305,9 +304,9 @@ async def comparison(draft: Draft, judge: SupportJudge) -> GuardResult | None:
     facts = comparison_facts(draft.question, draft.sources) if draft.sources else None
     if facts is not None:
         answer = decided(draft.question, facts)
-        said = re.match(r"\W*(yes|no)\b", draft.flat, re.I)
-        truth = answer.startswith("Yes")
-        if said is not None and (said.group(1).lower() == "yes") == truth:
+        verdict = re.match(r"\W*(yes|no)\b", draft.flat, re.I)
+        decides = answer.startswith("Yes")
+        if verdict is not None and (verdict.group(1).lower() == "yes") == decides:
             stated = numbers_in(draft.flat)
             if all(numbers_in(f.number) <= stated for f in facts):
                 return None  # its own yes or no, stating the two facts that decide it
