@@ -31,10 +31,6 @@ ENDPOINT_ENVS = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPO
 CAPTURE_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 DISABLED_ENV = "OTEL_SDK_DISABLED"
 INSTALL_HINT = "pip install 'guardsearch[otel]'"
-# The `note` a traced run emits with its run span's ids, and the one that tells the
-# next run span to link to earlier ones (a resumed durable run's sessions).
-SPAN_KEY = "span"
-LINKS_KEY = "links"
 
 
 class _Tracing:
@@ -140,6 +136,8 @@ def enable_from_env() -> bool:
 def recorded_spans(events: Iterable[Mapping[str, Any]]) -> list[dict[str, str]]:
     """The run spans that stored events recorded (`note` events with a `span`), oldest
     first: what a resumed durable run links to."""
+    from guardsearch.otel.keys import SPAN_KEY  # only once a run resumes: no start-up cost
+
     found = []
     for event in events:
         data = event.get("data") or {}
