@@ -49,8 +49,13 @@ from guardsearch.loops.research.evidence import (
     about,
     answer_kind,
     bridges,
+    family,
     find_answer,
+    items_named,
+    link_text,
+    list_candidates,
     source_says,
+    stem,
 )
 from guardsearch.loops.research.statements import Asides, stated
 from guardsearch.models.metered import Metered
@@ -206,8 +211,11 @@ def lexical_support(claim: str, source: str) -> float:
         # A bare number ("1945") the source holds is content; a "claim" with neither
         # words nor numbers ("[1].") is no claim a source can support.
         return 1.0 if _NUMBER.search(claim_text) else 0.0
-    vocabulary = {_stem(w) for w in terms(source)}
-    found = sum(1 for w in words if _stem(w) in vocabulary)
+    said = terms(source)
+    vocabulary = {_stem(w) for w in said}
+    stems = {stem(w) for w in said}
+    # A word counts by its relation's family too: "pass away" is said by "died".
+    found = sum(1 for w in words if _stem(w) in vocabulary or family(w) & stems)
     return found / len(words)
 
 
@@ -241,10 +249,13 @@ def answers_here(claim: str, question: str, source: str, *, hop_from: str = "") 
     number with all of them in the subject's own source, one in a bridge (the
     director's article says "born"; the film's said who directed it). A maker's "by"
     ("Song by X") words the making relations (evidence.py)."""
+    kind = answer_kind(question)
+    if kind == "list" and items_named(claim, list_candidates(question, {"[0]": source})):
+        return True  # an item the source names in the relation ("bordered by ... Jordan")
     finding = find_answer(claim, question, source, satisfied=hop_from)
     if finding is None:
         return False
-    if answer_kind(question) in ("year", "number"):
+    if kind in ("year", "number"):
         return finding.related and finding.complete
     return finding.related
 
@@ -483,7 +494,11 @@ class _Claims:
             return False
         # ... and it must state the fragment as the answer to *this* question: 1945 is
         # Himmler's death year, not his birth year (evidence.py).
-        hop_from = self.said[self.linked[source_id]] if source_id in self.linked else ""
+        hop_from = ""
+        if source_id in self.linked:
+            bridge = self.sources.get(source_id) if self.sources else None
+            title = bridge.title if isinstance(bridge, Source) else ""
+            hop_from = link_text(self.said[self.linked[source_id]], title)
         return answers_here(claim, question, source, hop_from=hop_from)
 
     async def any_source(self, claim: str) -> bool:

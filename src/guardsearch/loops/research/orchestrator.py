@@ -64,7 +64,9 @@ from guardsearch.loops.research.evidence import (
     answer_clauses,
     answer_kind,
     bridges,
+    comparison_sides,
     find_answer,
+    missing_sides,
     named_entities,
     source_says,
 )
@@ -557,11 +559,20 @@ class _Run:
             return []
         done = {q.query.lower() for q in self.state.queries_run} | self._hopped
         hops: list[Query] = []
-        for source in [r for r in self.state.ranked() if about(self.state.task, full[r.id])][:2]:
-            for name in named_entities(full[source.id], self.state.task, limit=2):
-                if name.lower() not in done:
-                    done.add(name.lower())
-                    hops.append(Query(query=name, intent=f"named by {source.id}: the next hop"))
+        if comparison_sides(self.state.task) is not None:
+            # A comparison's side whose fact is not retrieved yet is searched by its name.
+            hops = [
+                Query(query=name, intent="a side of the comparison")
+                for name in missing_sides(self.state.task, full)
+                if name.lower() not in done
+            ]
+        else:
+            about_subject = [r for r in self.state.ranked() if about(self.state.task, full[r.id])]
+            for source in about_subject[:2]:
+                for name in named_entities(full[source.id], self.state.task, limit=2):
+                    if name.lower() not in done:
+                        done.add(name.lower())
+                        hops.append(Query(query=name, intent=f"named by {source.id}: the next hop"))
         self._hopped |= {h.query.lower() for h in hops}
         if hops:
             self.phase("hop", queries=[h.query for h in hops])
@@ -624,8 +635,10 @@ class _Run:
         # after one attempt over all the sources shown, the attempts left see only them.
         # The 0.5B copies what it is shown: given the one source that answers, it answers
         # from it (benchmarks/research_focus_probe.py).
-        # (A yes/no question names two subjects: one source alone cannot decide it.)
-        named = question_names(s.task, full) if answer_kind(s.task) != "yesno" else None
+        # (A yes/no question names two subjects: one source alone cannot decide it. A
+        # list's retries carry what the sources name, which a fresh focused attempt drops.)
+        kind = answer_kind(s.task)
+        named = question_names(s.task, full) if kind not in ("yesno", "list") else None
         linked = bridges(s.task, full)
         # A second hop's source is focused on only when no source about the subject
         # itself can answer (the director's article for the director's birth year).
