@@ -19,6 +19,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
 from guardsearch.core.events import Trace, watch_traces
+from guardsearch.otel import IN_PROCESS_ENV, _truthy
 from guardsearch.otel.recorder import Recorder
 from guardsearch.otel.spans import SpanView
 
@@ -28,6 +29,10 @@ SCOPE = "guardsearch"
 def start(provider: Any, capture_content: bool) -> tuple[Any, Any, Callable[[], None]]:
     """The tracer, its provider, and the undo of the hook that gives every new Trace
     a `SpanView` (whose open spans end when the Trace is dropped or the process exits)."""
+    if provider is None:
+        provider = _global_provider()
+    if provider is None and not _truthy(os.environ.get(IN_PROCESS_ENV)):
+        return _start_forwarding(capture_content)
     if provider is None:
         provider = default_provider()
     tracer = provider.get_tracer(SCOPE, _version())
@@ -57,6 +62,42 @@ def start(provider: Any, capture_content: bool) -> tuple[Any, Any, Callable[[], 
     return tracer, provider, stop
 
 
+def _start_forwarding(capture_content: bool) -> tuple[Any, Any, Callable[[], None]]:
+    """Spans made in an export process (otel/forward.py): this process's provider (the
+    global one, for other instrumentation) forwards its own spans there, and every new
+    Trace gets a `Forwarder`."""
+    from guardsearch.otel.forward import Channel, Forwarder, ForwardProcessor
+
+    channel = Channel()
+    provider = TracerProvider(resource=_resource())
+    provider.add_span_processor(ForwardProcessor(channel))
+    provider.guardsearch_channel = channel  # type: ignore[attr-defined]
+    trace_api.set_tracer_provider(provider)
+    tracer = provider.get_tracer(SCOPE, _version())
+    forwarders: weakref.WeakSet[Forwarder] = weakref.WeakSet()
+
+    def attach(trace: Trace) -> None:
+        forwarder = Forwarder(channel, tracer, trace)
+        trace.record_content = capture_content
+        trace.subscribe(forwarder)
+        forwarders.add(forwarder)
+        weakref.finalize(trace, forwarder.close, "trace dropped").atexit = False
+
+    def at_exit() -> None:
+        for forwarder in list(forwarders):
+            forwarder.close("process exit")
+
+    unwatch = watch_traces(attach)
+    atexit.register(at_exit)  # after the provider's own: runs before it shuts down
+
+    def stop() -> None:
+        unwatch()
+        atexit.unregister(at_exit)
+        at_exit()
+
+    return tracer, provider, stop
+
+
 def _version() -> str | None:
     try:
         return metadata.version("guardsearch")
@@ -64,16 +105,26 @@ def _version() -> str | None:
         return None
 
 
+def _global_provider() -> Any:
+    """The SDK provider the application set up itself, if it did."""
+    current = trace_api.get_tracer_provider()
+    return current if isinstance(current, TracerProvider) else None
+
+
+def _resource() -> Resource:
+    return Resource.create({SERVICE_NAME: os.environ.get("OTEL_SERVICE_NAME") or SCOPE})
+
+
 def default_provider() -> Any:
     """The provider the application set up, else one that exports over OTLP/HTTP to the
-    endpoint in the environment (made the global one, so other instrumentation joins)."""
-    current = trace_api.get_tracer_provider()
-    if isinstance(current, TracerProvider):
+    endpoint in the environment from this process (made the global one, so other
+    instrumentation joins)."""
+    current = _global_provider()
+    if current is not None:
         return current
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
-    service = os.environ.get("OTEL_SERVICE_NAME") or SCOPE
-    provider = TracerProvider(resource=Resource.create({SERVICE_NAME: service}))
+    provider = TracerProvider(resource=_resource())
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
     trace_api.set_tracer_provider(provider)
     return provider
