@@ -243,7 +243,8 @@ def main() -> None:
     for key, pct in report["overhead_pct"].items():
         print(f"{key:28} {pct:+.1f} %")
     for key, row in report["paired_overhead_pct"].items():
-        print(f"paired {key:28} median {row['median']:+.1f} % ({row['min']:+.1f}..{row['max']:+.1f})")
+        spread = f"{row['min']:+.1f}..{row['max']:+.1f}"
+        print(f"paired {key:28} median {row['median']:+.1f} % ({spread})")
     print(f"spans received: {receiver.spans}")
 
 

@@ -181,6 +181,8 @@ def continue_spans(trace: Trace, events: Iterable[Mapping[str, Any]]) -> None:
 __all__ = [
     "CAPTURE_ENV",
     "ENDPOINT_ENVS",
+    "EXPORTER_ENV",
+    "IN_PROCESS_ENV",
     "capture_content_requested",
     "continue_spans",
     "disable",

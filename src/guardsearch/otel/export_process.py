@@ -11,6 +11,7 @@ process closed the pipe, or died) it ends what is still open and exports everyth
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -87,10 +88,8 @@ class _Count(SpanProcessor):
 
 
 def main() -> None:
-    try:
+    with contextlib.suppress(OSError):
         os.nice(NICENESS)
-    except OSError:
-        pass
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
     from guardsearch.otel.setup import SCOPE, _resource, _version

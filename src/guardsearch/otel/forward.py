@@ -14,6 +14,7 @@ with the global provider (an HTTP request's), which go over as finished spans.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import queue
@@ -36,7 +37,6 @@ from opentelemetry.trace import SpanKind
 
 from guardsearch.core.errors import ConfigError
 from guardsearch.core.events import Event, Trace
-from guardsearch.otel import EXPORTER_ENV, SPAN_KEY
 from guardsearch.otel.wire import Record, frame, span_record
 
 BATCH = 512  # records per frame
@@ -44,6 +44,7 @@ BATCH = 512  # records per frame
 # mark whose task is not itself.
 _mark: ContextVar[tuple[Any, int] | None] = ContextVar("guardsearch_otel_mark", default=None)
 _keys = itertools.count(1)
+_tokens = itertools.count(1)  # process-wide: a mark outlives a channel (tests make many)
 _time_ns = time.time_ns
 
 RunIdsRecord = tuple[int, int, int, tuple[int, int, bool, int] | None]
@@ -63,11 +64,22 @@ class Channel:
     """The export process, and the pipe to it: records buffered here, written in frames
     by a thread; flushes answered by the process (with its span count and CPU time)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, spawn: bool = True, marker: str = "") -> None:
+        """`marker`: an environment variable set in the process (so that it does not
+        trace itself: `guardsearch.otel.EXPORTER_ENV`). `spawn=False`: no process; the
+        frames stay queued for `take_frames` (tests replay them in their own process)."""
+        self.process: subprocess.Popen[bytes] | None = None
+        self._init_buffers()
+        if spawn:
+            if not marker:  # without it the process would start one of its own, and so on
+                raise ValueError("the span export process needs its marker variable")
+            self._spawn(marker)
+
+    def _spawn(self, marker: str) -> None:
         env = dict(os.environ)
         root = str(Path(__file__).resolve().parents[2])  # where `guardsearch` is
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-        env[EXPORTER_ENV] = "1"  # the export process does not trace itself
+        env[marker] = "1"
         command = [sys.executable, "-m", "guardsearch.otel.export_process"]
         try:
             self.process = subprocess.Popen(
@@ -78,6 +90,11 @@ class Channel:
                 f"traces: could not start the span export process ({exc}); "
                 "GUARDSEARCH_OTEL_IN_PROCESS=1 exports from this process instead"
             ) from None
+        self._writer = threading.Thread(target=self._write, name="otel-forward", daemon=True)
+        self._writer.start()
+        threading.Thread(target=self._read, name="otel-acks", daemon=True).start()
+
+    def _init_buffers(self) -> None:
         # Appended to from any thread without a lock: a send takes the first n records
         # (a copy, then a delete of that slice: each atomic), so a record appended in
         # between stays for the next frame; one sender at a time.
@@ -88,16 +105,12 @@ class Channel:
         self._waiting = 0  # frames not yet written
         self._max_frames = _max_frames()
         self.dropped = 0
-        self._tokens = itertools.count(1)
         self._flushes = itertools.count(1)
         self._acked = 0
         self.stats: dict[str, float] = {"spans": 0, "cpu_s": 0.0}
         self._answered = threading.Condition()
         self._alive = True
         self._closed = False
-        self._writer = threading.Thread(target=self._write, name="otel-forward", daemon=True)
-        self._writer.start()
-        threading.Thread(target=self._read, name="otel-acks", daemon=True).start()
 
     def put(self, record: Record) -> None:
         buffer = self.buffer
@@ -107,7 +120,7 @@ class Channel:
 
     def new_token(self, task: Any, mark: tuple[Any, int] | None) -> tuple[Any, int]:
         """A token for the context emitting now, whose creator's mark is `mark`."""
-        token = next(self._tokens)
+        token = next(_tokens)
         self.put(("t", token, mark[1] if mark is not None else 0))
         new = (task, token)
         _mark.set(new)
@@ -148,7 +161,21 @@ class Channel:
         self._waiting += 1
         self._frames.put(frame(records))
 
+    def take_frames(self) -> list[bytes]:
+        """The frames queued (with no process: what it would have been sent)."""
+        taken = []
+        while True:
+            try:
+                data = self._frames.get_nowait()
+            except queue.Empty:
+                break
+            if data is not None:
+                taken.append(data)
+        self._waiting = 0
+        return taken
+
     def _write(self) -> None:
+        assert self.process is not None
         out = self.process.stdin
         assert out is not None
         while (data := self._frames.get()) is not None:
@@ -159,13 +186,11 @@ class Channel:
                 self._died()
                 return
             self._waiting -= 1
-        try:
+        with contextlib.suppress(OSError):
             out.close()
-        except OSError:
-            pass
 
     def _read(self) -> None:
-        assert self.process.stdout is not None
+        assert self.process is not None and self.process.stdout is not None
         for line in self.process.stdout:
             parts = line.split()
             if len(parts) == 4 and parts[0] == b"ack":
@@ -178,7 +203,9 @@ class Channel:
     def _died(self) -> None:
         with self._answered:
             if self._alive and not self._closed:
-                warnings.warn("the span export process ended: no more spans", RuntimeWarning)
+                warnings.warn(
+                    "the span export process ended: no more spans", RuntimeWarning, stacklevel=2
+                )
             self._alive = False
             self._answered.notify_all()
 
@@ -187,6 +214,8 @@ class Channel:
         number = next(self._flushes)
         self.buffer.append(("f", number))
         self.send(force=True)
+        if self.process is None:
+            return True
         deadline = time.monotonic() + timeout_s
         with self._answered:
             while self._acked < number and self._alive:
@@ -202,6 +231,8 @@ class Channel:
             return
         self.send(force=True)
         self._closed = True
+        if self.process is None:
+            return
         self._frames.put(None)
         self._writer.join(timeout_s)
         try:
@@ -304,7 +335,7 @@ class Forwarder:
         d = event.data
         run_id = str(d.get("run_id", ""))
         ids = {"trace_id": f"{run[0]:032x}", "span_id": f"{run[1]:016x}"}
-        trace.emit("note", run_id=run_id, **{SPAN_KEY: ids})
+        trace.emit("note", run_id=run_id, span=ids)  # SPAN_KEY
 
 
 class ForwardProcessor(SpanProcessor):

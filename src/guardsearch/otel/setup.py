@@ -19,7 +19,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
 from guardsearch.core.events import Trace, watch_traces
-from guardsearch.otel import IN_PROCESS_ENV, _truthy
+from guardsearch.otel import EXPORTER_ENV, IN_PROCESS_ENV, _truthy
 from guardsearch.otel.recorder import Recorder
 from guardsearch.otel.spans import SpanView
 
@@ -62,17 +62,20 @@ def start(provider: Any, capture_content: bool) -> tuple[Any, Any, Callable[[], 
     return tracer, provider, stop
 
 
-def _start_forwarding(capture_content: bool) -> tuple[Any, Any, Callable[[], None]]:
+def _start_forwarding(
+    capture_content: bool, channel: Any = None, make_global: bool = True
+) -> tuple[Any, Any, Callable[[], None]]:
     """Spans made in an export process (otel/forward.py): this process's provider (the
     global one, for other instrumentation) forwards its own spans there, and every new
-    Trace gets a `Forwarder`."""
+    Trace gets a `Forwarder`. (Tests pass a `Channel(spawn=False)`, not global.)"""
     from guardsearch.otel.forward import Channel, Forwarder, ForwardProcessor
 
-    channel = Channel()
+    channel = channel if channel is not None else Channel(marker=EXPORTER_ENV)
     provider = TracerProvider(resource=_resource())
     provider.add_span_processor(ForwardProcessor(channel))
     provider.guardsearch_channel = channel  # type: ignore[attr-defined]
-    trace_api.set_tracer_provider(provider)
+    if make_global:
+        trace_api.set_tracer_provider(provider)
     tracer = provider.get_tracer(SCOPE, _version())
     forwarders: weakref.WeakSet[Forwarder] = weakref.WeakSet()
 

@@ -39,6 +39,7 @@ def test_turning_tracing_off_ends_the_spans_still_open(exporter: InMemorySpanExp
     assert otel.enable_from_env() is False  # and the environment asks for nothing
 
 
+@pytest.mark.in_process_only  # a failing forwarder: test_forward.py
 def test_a_failing_span_view_warns_and_the_run_goes_on(
     exporter: InMemorySpanExporter, monkeypatch: pytest.MonkeyPatch
 ) -> None:
