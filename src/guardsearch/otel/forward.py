@@ -93,6 +93,12 @@ class Channel:
         self._writer = threading.Thread(target=self._write, name="otel-forward", daemon=True)
         self._writer.start()
         threading.Thread(target=self._read, name="otel-acks", daemon=True).start()
+        os.register_at_fork(after_in_child=self._forked)
+
+    def _forked(self) -> None:
+        """A forked child has no writer thread, and the export process is its parent's."""
+        self._alive = False
+        self._forked_child = True
 
     def _init_buffers(self) -> None:
         # Appended to from any thread without a lock: a send takes the first n records
@@ -111,6 +117,7 @@ class Channel:
         self._answered = threading.Condition()
         self._alive = True
         self._closed = False
+        self._forked_child = False
 
     def put(self, record: Record) -> None:
         buffer = self.buffer
@@ -147,6 +154,14 @@ class Channel:
             records += self._gone[:n]
             del self._gone[:n]
         if not records or not self._alive:
+            if records and self._forked_child:
+                self._forked_child = False  # say it once
+                warnings.warn(
+                    "no spans from a process forked from a traced one (its span export "
+                    "process is the parent's): start it with the spawn method",
+                    RuntimeWarning,
+                    stacklevel=3,
+                )
             return
         if not force and self._waiting >= self._max_frames:
             self.dropped += len(records)
