@@ -232,6 +232,7 @@ def main() -> None:
     report["overhead_pct"] = overheads(report["us_per_expansion"], modes)
     report["paired_overhead_pct"] = paired(turns, modes)
     report["emit_ns"] = {m: min(t["emit_ns"] for t in turns[m]) for m in modes}
+    report["turns"] = {m: [{k: t[k] for k in STRATEGIES} for t in turns[m]] for m in modes}
     report["spans_made"] = sum(t["spans"] for m in ON_MODES for t in turns.get(m, []))
     if report["spans_made"] != receiver.spans:
         raise SystemExit(f"made {report['spans_made']} spans, received {receiver.spans}")

@@ -302,7 +302,7 @@ class Forwarder:
                 stacklevel=2,
             )
 
-    def close(self, why: str) -> None:
+    def close_all(self, why: str) -> None:
         """End the trace's open spans (it was dropped, or the process exits)."""
         if not self._off:
             self._off = True

@@ -37,28 +37,7 @@ def start(provider: Any, capture_content: bool) -> tuple[Any, Any, Callable[[], 
         provider = default_provider()
     tracer = provider.get_tracer(SCOPE, _version())
     recorder = Recorder(tracer, InstrumentationScope(SCOPE, _version()))
-    views: weakref.WeakSet[SpanView] = weakref.WeakSet()
-
-    def attach(trace: Trace) -> None:
-        view = SpanView(recorder, trace)
-        trace.record_content = capture_content
-        trace.subscribe(view)
-        views.add(view)
-        # A run that never emitted its end (a crash, a pause) still ends its spans.
-        weakref.finalize(trace, view.close_all, "trace dropped").atexit = False
-
-    def at_exit() -> None:
-        for view in list(views):
-            view.close_all("process exit")
-
-    unwatch = watch_traces(attach)
-    atexit.register(at_exit)  # after the provider's own: runs before it shuts down
-
-    def stop() -> None:
-        unwatch()
-        atexit.unregister(at_exit)
-        at_exit()
-
+    stop = _watch(lambda trace: SpanView(recorder, trace), capture_content)
     return tracer, provider, stop
 
 
@@ -77,18 +56,26 @@ def _start_forwarding(
     if make_global:
         trace_api.set_tracer_provider(provider)
     tracer = provider.get_tracer(SCOPE, _version())
-    forwarders: weakref.WeakSet[Forwarder] = weakref.WeakSet()
+    stop = _watch(lambda trace: Forwarder(channel, tracer, trace), capture_content)
+    return tracer, provider, stop
+
+
+def _watch(make: Callable[[Trace], Any], capture_content: bool) -> Callable[[], None]:
+    """Subscribe `make(trace)` to every new Trace; its `close_all(why)` ends the spans
+    still open when the Trace is dropped or the process exits. Returns the undo."""
+    subscribers: weakref.WeakSet[Any] = weakref.WeakSet()
 
     def attach(trace: Trace) -> None:
-        forwarder = Forwarder(channel, tracer, trace)
+        subscriber = make(trace)
         trace.record_content = capture_content
-        trace.subscribe(forwarder)
-        forwarders.add(forwarder)
-        weakref.finalize(trace, forwarder.close, "trace dropped").atexit = False
+        trace.subscribe(subscriber)
+        subscribers.add(subscriber)
+        # A run that never emitted its end (a crash, a pause) still ends its spans.
+        weakref.finalize(trace, subscriber.close_all, "trace dropped").atexit = False
 
     def at_exit() -> None:
-        for forwarder in list(forwarders):
-            forwarder.close("process exit")
+        for subscriber in list(subscribers):
+            subscriber.close_all("process exit")
 
     unwatch = watch_traces(attach)
     atexit.register(at_exit)  # after the provider's own: runs before it shuts down
@@ -98,7 +85,7 @@ def _start_forwarding(
         atexit.unregister(at_exit)
         at_exit()
 
-    return tracer, provider, stop
+    return stop
 
 
 def _version() -> str | None:

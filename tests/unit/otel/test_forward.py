@@ -6,15 +6,14 @@ each `exporter` test in the test's process and replayed as the export process wo
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from opentelemetry import trace as trace_api
 from otlp_receiver import otlp_receiver
 from span_tree import SpanTree
+from test_otlp_export import _env, run_python
+from test_span_ends import short_run
 
 from conftest import Replayed
 from guardsearch import Step, Trace, otel, run_step
@@ -64,11 +63,7 @@ def test_a_run_the_sampler_leaves_out_is_not_exported(monkeypatch: pytest.Monkey
     monkeypatch.setenv("OTEL_TRACES_SAMPLER", "always_off")
     replayed = _forwarding()
     try:
-        trace = Trace()
-        trace.emit("run_start", run_id="r3", strategy="dfs")
-        trace.emit("step_start", step="ask", rmax=1)
-        trace.emit("step_end", step="ask", passed=True, attempts=1)
-        trace.emit("run_end", termination="success")
+        trace = short_run()
         assert replayed.get_finished_spans() == ()
     finally:
         otel.disable()
@@ -110,21 +105,12 @@ print(json.dumps({"nodes": len(result.tree), "stats": otel.export_stats()}))
 
 
 def test_the_export_process_sends_every_span_and_says_how_many(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "GUARDSEARCH_OTEL"))}
-    env["PYTHONPATH"] = str(Path(__file__).parents[3] / "src")
     benchmarks = str(Path(__file__).parents[3] / "benchmarks")
     with otlp_receiver() as (url, received):
-        env["OTEL_EXPORTER_OTLP_ENDPOINT"] = url
-        done = subprocess.run(
-            [sys.executable, "-c", SEARCH, benchmarks],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
+        out = json.loads(
+            run_python(["-c", SEARCH, benchmarks], _env(OTEL_EXPORTER_OTLP_ENDPOINT=url))
         )
-        assert done.returncode == 0, done.stderr
         spans = received.spans()
-    out = json.loads(done.stdout)
     stats = out["stats"]
     assert stats["dropped"] == 0 and stats["cpu_s"] > 0
     # 300 expansions: each its span, its call and one verdict per child; and the run.
