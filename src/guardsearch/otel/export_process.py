@@ -87,6 +87,13 @@ class _Count(SpanProcessor):
         self.spans += 1
 
 
+def _queue_size() -> int:
+    try:
+        return max(2, int(os.environ.get("OTEL_BSP_MAX_QUEUE_SIZE", "2048")))
+    except ValueError:
+        return 2048
+
+
 def main() -> None:
     with contextlib.suppress(OSError):
         os.nice(NICENESS)
@@ -99,13 +106,20 @@ def main() -> None:
     count = _Count()
     provider.add_span_processor(count)
     replay = Replay(provider, SCOPE, _version())
+    # The batching processor drops spans beyond its queue; here the pipe can wait
+    # instead, so export (and wait for it) before the queue can fill.
+    room, exported = _queue_size() // 2, 0
     for records in frames(sys.stdin.buffer):
         for record in records:
             number = replay.handle(record)
             if number is not None:
                 provider.force_flush()
+                exported = count.spans
                 sys.stdout.write(f"ack {number} {count.spans} {time.process_time():.6f}\n")
                 sys.stdout.flush()
+        if count.spans - exported >= room:
+            provider.force_flush()
+            exported = count.spans
     replay.close_all("process exit")
     provider.shutdown()
 

@@ -14,10 +14,11 @@ with the global provider (an HTTP request's), which go over as finished spans.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import itertools
 import os
-import queue
+import select
 import subprocess
 import sys
 import threading
@@ -40,6 +41,14 @@ from guardsearch.core.events import Event, Trace
 from guardsearch.otel.wire import Record, frame, span_record
 
 BATCH = 512  # records per frame
+# The buffer is flat, three items a record: (event, trace key << 32 | context token, the
+# emitted ns, or (ns, run ids) for a run-opening event), or (record, None, None) for
+# any other record. No container made per event outlives the emit: the garbage
+# collector would keep going through thousands of them, and it costs more than the
+# forwarding itself.
+WIDTH = 3
+TOKEN_BITS = 32
+TOKEN_MASK = (1 << TOKEN_BITS) - 1
 # The emitting context's (task, token): a new task copies its creator's, and so sees a
 # mark whose task is not itself.
 _mark: ContextVar[tuple[Any, int] | None] = ContextVar("guardsearch_otel_mark", default=None)
@@ -50,24 +59,32 @@ _time_ns = time.time_ns
 RunIdsRecord = tuple[int, int, int, tuple[int, int, bool, int] | None]
 
 
-def _max_frames() -> int:
-    """Frames allowed to wait for the export process: the SDK's queue setting
-    (`OTEL_BSP_MAX_QUEUE_SIZE`, spans), counted as events, at least 64 frames."""
+def _max_pending() -> int:
+    """Bytes allowed to wait for the export process: the SDK's queue setting
+    (`OTEL_BSP_MAX_QUEUE_SIZE`, spans), as about eight events of 160 bytes a span, and at
+    least 4 MiB."""
     try:
         spans = int(os.environ.get("OTEL_BSP_MAX_QUEUE_SIZE", "2048"))
     except ValueError:
         spans = 2048
-    return max(64, 8 * spans // BATCH)
+    return max(4 << 20, spans * 8 * 160)
 
 
 class Channel:
-    """The export process, and the pipe to it: records buffered here, written in frames
-    by a thread; flushes answered by the process (with its span count and CPU time)."""
+    """The export process, and the pipe to it: records buffered here and written in
+    frames without blocking (by the thread whose record fills a frame, or a ticker thread
+    once a second); flushes answered by the process (with its span count and CPU time).
+
+    No thread blocks on the pipe: a writer thread woken each time the export process
+    reads would take the interpreter's lock from the run, which on a busy machine then
+    waits for that thread to be scheduled. What the pipe cannot take yet waits here
+    (as much as `_max_pending` allows, then it is dropped, with one warning).
+    """
 
     def __init__(self, *, spawn: bool = True, marker: str = "") -> None:
         """`marker`: an environment variable set in the process (so that it does not
         trace itself: `guardsearch.otel.EXPORTER_ENV`). `spawn=False`: no process; the
-        frames stay queued for `take_frames` (tests replay them in their own process)."""
+        frames stay here for `take_frames` (tests replay them in their own process)."""
         self.process: subprocess.Popen[bytes] | None = None
         self._init_buffers()
         if spawn:
@@ -90,39 +107,47 @@ class Channel:
                 f"traces: could not start the span export process ({exc}); "
                 "GUARDSEARCH_OTEL_IN_PROCESS=1 exports from this process instead"
             ) from None
-        self._writer = threading.Thread(target=self._write, name="otel-forward", daemon=True)
-        self._writer.start()
+        assert self.process.stdin is not None
+        self._fd = self.process.stdin.fileno()
+        os.set_blocking(self._fd, False)
+        with contextlib.suppress(ImportError, AttributeError, OSError):
+            import fcntl  # Linux: a larger pipe, fewer frames waiting here
+
+            fcntl.fcntl(self._fd, fcntl.F_SETPIPE_SZ, 1 << 20)
+        threading.Thread(target=self._tick, name="otel-forward", daemon=True).start()
         threading.Thread(target=self._read, name="otel-acks", daemon=True).start()
         os.register_at_fork(after_in_child=self._forked)
 
     def _forked(self) -> None:
-        """A forked child has no writer thread, and the export process is its parent's."""
+        """A forked child has no ticker thread, and the export process is its parent's."""
         self._alive = False
         self._forked_child = True
 
     def _init_buffers(self) -> None:
-        # Appended to from any thread without a lock: a send takes the first n records
-        # (a copy, then a delete of that slice: each atomic), so a record appended in
-        # between stays for the next frame; one sender at a time.
-        self.buffer: list[Record] = []
+        # Extended from any thread without a lock, a record at a time: a send takes the
+        # first n items (a copy, then a delete of that slice: each atomic), so a record
+        # added in between stays for the next frame; one sender at a time.
+        self.buffer: list[Any] = []
         self._gone: list[Record] = []  # contexts that ended (appended by finalizers)
         self._sending = threading.Lock()
-        self._frames: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
-        self._waiting = 0  # frames not yet written
-        self._max_frames = _max_frames()
+        self._pending: collections.deque[memoryview] = collections.deque()
+        self._pending_bytes = 0
+        self._max_pending = _max_pending()
+        self._kept: list[bytes] = []  # with no process: the frames, for take_frames
         self.dropped = 0
         self._flushes = itertools.count(1)
         self._acked = 0
         self.stats: dict[str, float] = {"spans": 0, "cpu_s": 0.0}
         self._answered = threading.Condition()
+        self._stopped = threading.Event()
         self._alive = True
         self._closed = False
         self._forked_child = False
 
     def put(self, record: Record) -> None:
         buffer = self.buffer
-        buffer.append(record)
-        if len(buffer) >= BATCH:
+        buffer.extend((record, None, None))
+        if len(buffer) >= BATCH * WIDTH:
             self.send()
 
     def new_token(self, task: Any, mark: tuple[Any, int] | None) -> tuple[Any, int]:
@@ -136,18 +161,20 @@ class Channel:
         return new
 
     def send(self, *, force: bool = False) -> None:
-        """Hand what is buffered to the writer thread (`force`: even when it is behind)."""
+        """Frame what is buffered and write what the pipe takes (`force`: wait for the
+        sender of the moment, and keep the frame even when the process is behind)."""
         if not self._sending.acquire(blocking=force):
             return  # another thread is sending: the records go with its next frame
         try:
             self._send(force)
+            self._drain()
         finally:
             self._sending.release()
 
     def _send(self, force: bool) -> None:
         buffer = self.buffer
         n = len(buffer)
-        records = buffer[:n]
+        records = _records(buffer[:n])
         del buffer[:n]
         if self._gone:
             n = len(self._gone)
@@ -160,49 +187,71 @@ class Channel:
                     "no spans from a process forked from a traced one (its span export "
                     "process is the parent's): start it with the spawn method",
                     RuntimeWarning,
-                    stacklevel=3,
+                    stacklevel=4,
                 )
             return
-        if not force and self._waiting >= self._max_frames:
-            self.dropped += len(records)
-            if self.dropped == len(records):
-                warnings.warn(
-                    "the span export process is behind: events dropped "
-                    "(OTEL_BSP_MAX_QUEUE_SIZE sets how many may wait)",
-                    RuntimeWarning,
-                    stacklevel=3,
-                )
+        if not force and self._pending_bytes >= self._max_pending:
+            self._drop(len(records))
             return
-        self._waiting += 1
-        self._frames.put(frame(records))
+        data = frame(records)
+        if self.process is None:
+            self._kept.append(data)
+            return
+        self._pending.append(memoryview(data))
+        self._pending_bytes += len(data)
+
+    def _drop(self, events: int) -> None:
+        self.dropped += events
+        if self.dropped == events:
+            warnings.warn(
+                "the span export process is behind: events dropped "
+                "(OTEL_BSP_MAX_QUEUE_SIZE sets how many may wait)",
+                RuntimeWarning,
+                stacklevel=5,
+            )
+
+    def _drain(self) -> bool:
+        """Write what the pipe takes now (the caller holds `_sending`); True when all."""
+        pending = self._pending
+        while pending:
+            view = pending[0]
+            try:
+                written = os.write(self._fd, view)
+            except BlockingIOError:
+                return False
+            except OSError:
+                pending.clear()
+                self._died()
+                return False
+            self._pending_bytes -= written
+            if written < len(view):
+                pending[0] = view[written:]
+                return False
+            pending.popleft()
+        return True
+
+    def _drain_all(self, deadline: float) -> bool:
+        """Write everything pending, waiting for the pipe until `deadline`."""
+        while True:
+            with self._sending:
+                if self._drain() or not self._alive:
+                    return self._alive
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            select.select([], [self._fd], [], min(left, 1.0))
+
+    def _tick(self) -> None:
+        """Once a second: send what waits (a quiet run's last events, what the pipe
+        could not take)."""
+        while not self._stopped.wait(1.0):
+            if self.buffer or self._gone or self._pending:
+                self.send()
 
     def take_frames(self) -> list[bytes]:
-        """The frames queued (with no process: what it would have been sent)."""
-        taken = []
-        while True:
-            try:
-                data = self._frames.get_nowait()
-            except queue.Empty:
-                break
-            if data is not None:
-                taken.append(data)
-        self._waiting = 0
+        """With no process: the frames it would have been sent."""
+        taken, self._kept = self._kept, []
         return taken
-
-    def _write(self) -> None:
-        assert self.process is not None
-        out = self.process.stdin
-        assert out is not None
-        while (data := self._frames.get()) is not None:
-            try:
-                out.write(data)
-                out.flush()
-            except (OSError, ValueError):
-                self._died()
-                return
-            self._waiting -= 1
-        with contextlib.suppress(OSError):
-            out.close()
 
     def _read(self) -> None:
         assert self.process is not None and self.process.stdout is not None
@@ -227,11 +276,13 @@ class Channel:
     def force_flush(self, timeout_s: float = 30.0) -> bool:
         """Send everything and wait until the export process exported it."""
         number = next(self._flushes)
-        self.buffer.append(("f", number))
+        self.put(("f", number))
         self.send(force=True)
         if self.process is None:
             return True
         deadline = time.monotonic() + timeout_s
+        if not self._drain_all(deadline):
+            return False
         with self._answered:
             while self._acked < number and self._alive:
                 left = deadline - time.monotonic()
@@ -246,15 +297,35 @@ class Channel:
             return
         self.send(force=True)
         self._closed = True
+        self._stopped.set()
         if self.process is None:
             return
-        self._frames.put(None)
-        self._writer.join(timeout_s)
+        deadline = time.monotonic() + timeout_s
+        self._drain_all(deadline)
+        assert self.process.stdin is not None
+        with contextlib.suppress(OSError):
+            self.process.stdin.close()
         try:
-            self.process.wait(timeout_s)
+            self.process.wait(max(0.1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+
+
+def _records(items: list[Any]) -> list[Record]:
+    """The flat buffer's items (see WIDTH) as records (otel/wire.py)."""
+    out: list[Record] = []
+    append = out.append
+    it = iter(items)
+    for event, where, when in zip(it, it, it, strict=True):
+        if where is None:
+            append(event)
+            continue
+        now, run = (when, None) if when.__class__ is int else when
+        key, token = where >> TOKEN_BITS, where & TOKEN_MASK
+        d = event
+        append((key, token, d.seq, d.kind, d.at, d.step, d.node, d.data, now, run))
+    return out
 
 
 class Forwarder:
@@ -263,13 +334,14 @@ class Forwarder:
 
     def __init__(self, channel: Channel, tracer: Any, trace: Trace) -> None:
         self._put = channel.put
-        self._append = channel.buffer.append
+        self._extend = channel.buffer.extend
         self._buffer = channel.buffer
         self._channel = channel
         self._sampler = tracer.sampler
         self._ids = tracer.id_generator
         self._trace = weakref.ref(trace)
         self._key = next(_keys)
+        self._where = self._key << TOKEN_BITS
         self._open_runs: set[Any] = set()  # kernel runs (phase events) still open
         self._off = False
 
@@ -283,15 +355,15 @@ class Forwarder:
             if mark is None or mark[0] is not task:
                 mark = self._channel.new_token(task, mark)
             kind = event.kind
-            run = self._run_ids(event) if kind == "run_start" or kind == "phase" else None
-            self._append(
-                (self._key, mark[1], event.seq, kind, event.at, event.step, event.node,
-                 event.data, _time_ns(), run)
-            )  # fmt: skip
-            if len(self._buffer) >= BATCH:
+            if kind == "run_start" or kind == "phase":
+                run = self._run_ids(event)
+                if run is not None:
+                    self._extend((event, self._where | mark[1], (_time_ns(), run)))
+                    self._record(event, run)
+                    return
+            self._extend((event, self._where | mark[1], _time_ns()))
+            if len(self._buffer) >= BATCH * WIDTH:
                 self._channel.send()
-            if run is not None:
-                self._record(event, run)
         except Exception as exc:
             # Tracing must never break the run it watches: this view stops, and says so.
             self._off = True
