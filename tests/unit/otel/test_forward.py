@@ -6,6 +6,9 @@ each `exporter` test in the test's process and replayed as the export process wo
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -116,3 +119,33 @@ def test_the_export_process_sends_every_span_and_says_how_many(tmp_path: Path) -
     # 300 expansions: each its span, its call and one verdict per child; and the run.
     assert stats["spans"] == len(spans) == 1 + 300 * 2 + (out["nodes"] - 1)
     assert {s["scope"] for s in spans} == {"guardsearch"}
+
+
+QUIET = """
+import sys, time
+from guardsearch import Trace
+trace = Trace()
+trace.emit("run_start", run_id="quiet", strategy="dfs")
+trace.emit("run_end", termination="success")
+print("emitted", flush=True)
+time.sleep(30)  # a quiet process: no more events, no flush, no exit
+"""
+
+
+def test_a_quiet_process_s_spans_still_go_out_within_seconds() -> None:
+    with otlp_receiver() as (url, received):
+        env = _env(OTEL_EXPORTER_OTLP_ENDPOINT=url, OTEL_BSP_SCHEDULE_DELAY="100")
+        process = subprocess.Popen(
+            [sys.executable, "-c", QUIET], env=env, stdout=subprocess.PIPE, text=True
+        )
+        try:
+            assert process.stdout is not None and process.stdout.readline() == "emitted\n"
+            deadline = time.monotonic() + 15
+            while not received.spans() and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert process.poll() is None  # still running: the spans went out on their own
+        finally:
+            process.kill()
+            process.communicate()
+        (run,) = received.spans()
+    assert run["attributes"]["guardsearch.run.id"] == "quiet"
