@@ -61,14 +61,20 @@ class Replay:
         return None
 
     def _event(self, record: Record) -> None:
-        key, token, seq, kind, at, step, node, data, now, run = record
+        key, token, seq, kind, at, step, node, data, now, extra = record
         view = self.views.get(key)
         if view is None:
             view = self.views[key] = SpanView(self.recorder, None)
         context = self.contexts.get(token)
         if context is None:
             context = self.contexts[token] = Context()
-        view.preset = RunIds(*run) if run is not None else None
+        view.preset = None
+        if extra is not None:
+            what, value = extra
+            if what == "run":  # the run span's ids, made (and recorded) by the run
+                view.preset = RunIds(*value)
+            elif what == "budget":  # its reservation's figures (otel/forward.py)
+                view.reserve(data.get("reservation"), value)
         event = Event(seq=seq, kind=kind, at=at, step=step, node=node, data=data)
         context.run(view, event, now)
         view.preset = None

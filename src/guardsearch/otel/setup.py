@@ -68,7 +68,7 @@ def _watch(make: Callable[[Trace], Any], capture_content: bool) -> Callable[[], 
     def attach(trace: Trace) -> None:
         subscriber = make(trace)
         trace.record_content = capture_content
-        trace.subscribe(subscriber)
+        trace.subscribe(getattr(subscriber, "receive", subscriber))
         subscribers.add(subscriber)
         # A run that never emitted its end (a crash, a pause) still ends its spans.
         weakref.finalize(trace, subscriber.close_all, "trace dropped").atexit = False
