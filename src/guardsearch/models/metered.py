@@ -9,13 +9,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from guardsearch.core.budget import Budget
+from guardsearch.core.budget import Budget, Reservation
 from guardsearch.core.errors import BudgetExceeded, GuardsearchError, ModelError
 from guardsearch.core.events import Trace
 from guardsearch.core.messages import Completion, ModelRequest
 from guardsearch.core.usage import Usage
 from guardsearch.models.base import (
     Model,
+    Route,
     WrapperModel,
     estimate_prompt_tokens,
     provider_of,
@@ -38,11 +39,33 @@ class Metered(WrapperModel):
     async def complete(
         self, request: ModelRequest, *, step: str = "", node: str = ""
     ) -> Completion:
-        prompt_estimate = estimate_prompt_tokens(self.inner, request)
         # A model ladder answers with one of its models: reserve at that model's prices
         # and say in the trace which one answered (and why, when it escalated).
         route = route_of(self.inner, request)
         answering = route.model if route is not None else self.inner
+        request, reservation = self._reserve(request, answering, step=step, node=node)
+        ladder = self._ladder(route, request, answering, step=step, node=node)
+        # What was asked of which model, as the call's events record it.
+        asked = {
+            "model": answering.name,
+            "provider": provider_of(answering),
+            "reservation": reservation.id,
+            "temperature": request.temperature,
+            "max_tokens": request.max_tokens,
+            "seed": request.seed,
+            "json": request.json_schema is not None,
+        }
+        started = time.perf_counter()
+        completion = await self._call(request, reservation, asked, started, step=step, node=node)
+        self._record(request, completion, reservation, asked, ladder, started, step=step, node=node)
+        return completion
+
+    def _reserve(
+        self, request: ModelRequest, answering: Model, *, step: str, node: str
+    ) -> tuple[ModelRequest, Reservation]:
+        """Book the call's worst case against the budget (traced), and cap the request's
+        `max_tokens` to what the budget grants."""
+        prompt_estimate = estimate_prompt_tokens(self.inner, request)
         try:
             granted = self.budget.grant_completion(prompt_estimate, request.max_tokens)
             reservation = self.budget.reserve(
@@ -68,27 +91,47 @@ class Metered(WrapperModel):
         )
         if granted != request.max_tokens:
             request = request.with_max_tokens(granted)
-        ladder: dict[str, object] = {}
-        if route is not None:
-            ladder = {"rung": route.index, "start": route.start, "role": request.call.role}
-            if route.escalated:
-                ladder["escalated"] = route.reason
-                self.trace.emit(
-                    "model_escalation", step=step, node=node, model=answering.name, **ladder
-                )
-        # What was asked of which model, as the call's events record it.
-        asked = {
-            "model": answering.name,
-            "provider": provider_of(answering),
-            "reservation": reservation.id,
-            "temperature": request.temperature,
-            "max_tokens": request.max_tokens,
-            "seed": request.seed,
-            "json": request.json_schema is not None,
+        return request, reservation
+
+    def _ladder(
+        self,
+        route: Route | None,
+        request: ModelRequest,
+        answering: Model,
+        *,
+        step: str,
+        node: str,
+    ) -> dict[str, object]:
+        """The ladder fields of the call's events (none off a ladder); an escalation is
+        traced on its own."""
+        if route is None:
+            return {}
+        ladder: dict[str, object] = {
+            "rung": route.index,
+            "start": route.start,
+            "role": request.call.role,
         }
-        started = time.perf_counter()
+        if route.escalated:
+            ladder["escalated"] = route.reason
+            self.trace.emit(
+                "model_escalation", step=step, node=node, model=answering.name, **ladder
+            )
+        return ladder
+
+    async def _call(
+        self,
+        request: ModelRequest,
+        reservation: Reservation,
+        asked: dict[str, object],
+        started: float,
+        *,
+        step: str,
+        node: str,
+    ) -> Completion:
+        """The inner model's completion; a failure closes the reservation, is traced and
+        comes out as a `ModelError` (guardsearch errors and cancellation as they are)."""
         try:
-            completion = await self.inner.complete(request)
+            return await self.inner.complete(request)
         except BaseException as exc:
             # A failed (or cancelled) call may still have been paid for; count the call,
             # no tokens. Cancellation too must close the reservation, or it leaks.
@@ -105,6 +148,20 @@ class Metered(WrapperModel):
             if isinstance(exc, GuardsearchError) or not isinstance(exc, Exception):
                 raise
             raise ModelError(f"{self.inner.name}: {exc}") from exc
+
+    def _record(
+        self,
+        request: ModelRequest,
+        completion: Completion,
+        reservation: Reservation,
+        asked: dict[str, object],
+        ladder: dict[str, object],
+        started: float,
+        *,
+        step: str,
+        node: str,
+    ) -> None:
+        """Settle the reservation at the call's real usage and trace the call."""
         wall = time.perf_counter() - started
         actual = completion.usage if completion.usage.calls else _with_one_call(completion.usage)
         refund = self.budget.reconcile(reservation, actual)
@@ -136,7 +193,6 @@ class Metered(WrapperModel):
         fallback = completion.details.get("structured_fallback")
         if fallback:
             self.trace.emit("note", step=step, node=node, structured_fallback=fallback)
-        return completion
 
 
 def estimate_cost(model: Model, prompt_tokens: int, completion_tokens: int) -> float:

@@ -35,10 +35,6 @@ EXPORTER_ENV = "GUARDSEARCH_OTEL_EXPORTER"
 # Export from the run's own process (the SDK's batching thread) instead.
 IN_PROCESS_ENV = "GUARDSEARCH_OTEL_IN_PROCESS"
 INSTALL_HINT = "pip install 'guardsearch[otel]'"
-# The `note` a traced run emits with its run span's ids, and the one that tells the
-# next run span to link to earlier ones (a resumed durable run's sessions).
-SPAN_KEY = "span"
-LINKS_KEY = "links"
 
 
 class _Tracing:
@@ -159,6 +155,8 @@ def enable_from_env() -> bool:
 def recorded_spans(events: Iterable[Mapping[str, Any]]) -> list[dict[str, str]]:
     """The run spans that stored events recorded (`note` events with a `span`), oldest
     first: what a resumed durable run links to."""
+    from guardsearch.otel.keys import SPAN_KEY  # only once a run resumes: no start-up cost
+
     found = []
     for event in events:
         data = event.get("data") or {}

@@ -31,7 +31,8 @@ from opentelemetry import trace as trace_api
 from opentelemetry.trace import Link, SpanContext, SpanKind, TraceFlags
 
 from guardsearch.core.events import Event, Trace
-from guardsearch.otel import LINKS_KEY, SPAN_KEY, genai
+from guardsearch.otel import genai
+from guardsearch.otel.keys import LINKS_KEY, SPAN_KEY
 from guardsearch.otel.recorder import Recorded, Recorder
 
 # The innermost open scope of the task that emits (each asyncio task has its own copy).

@@ -25,7 +25,7 @@ import asyncio
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
@@ -37,7 +37,7 @@ from guardsearch.models.cache import CachedModel
 from guardsearch.models.spec import model_from_spec
 from guardsearch.otel import continue_spans
 from guardsearch.otel import enabled as tracing_enabled
-from guardsearch.registry import build_app
+from guardsearch.registry import AppSetup, build_app
 from guardsearch.runs.cache import RunStoreCache
 from guardsearch.runs.checkpoint import Checkpointer, load_state
 from guardsearch.runs.lock import check_lock, fingerprint
@@ -140,6 +140,38 @@ def _check_answerable(record: RunRecord, state: SearchState | None) -> None:
         raise ConfigError(f"run {record.id} has no saved node waiting for input")
 
 
+@dataclass
+class _Session:
+    """One process's turn at a run: it owns the run under `owner` and saves every
+    expansion (frontier, changed nodes, events) in one transaction."""
+
+    run_id: str
+    store: RunStore
+    lease: float
+    buffer: EventBuffer
+    checkpointer: Checkpointer
+    owner: str
+    stop: StopRequest = field(default_factory=StopRequest)
+    live: list[SearchState] = field(default_factory=list)
+    memo: list[RunStoreCache] = field(default_factory=list)
+
+    def save(self, current: SearchState) -> None:
+        self.live[:] = [current]
+        for cache in self.memo:
+            cache.flush()  # answers the store could not take go in before the checkpoint
+        rows = self.checkpointer.rows(current)
+        if self.store.save_checkpoint(
+            self.run_id, rows, self.buffer.take(), owner=self.owner, lease=self.lease
+        ):
+            self.stop.requested = True
+        self.checkpointer.written(rows)
+
+    def end(self, status: RunStatus, **fields: Any) -> RunRecord:
+        return self.store.transition(
+            self.run_id, status, expect_owner=self.owner, events=self.buffer.take(), **fields
+        )
+
+
 async def execute_run(
     run_id: str,
     store: RunStore,
@@ -166,43 +198,31 @@ async def execute_run(
     setup = build_app(spec.app, spec.problem, spec.strategy)
     if locked is not None:
         check_lock(spec, locked, setup)
-    space = setup.space
     saved = store.load_checkpoint(run_id)
     state = load_state(saved)
     if human_input is not None:
         _check_answerable(record, state)  # before the run changes status
     inner = model if model is not None else model_from_spec(spec.model)
     lease = lease_seconds() if lease is None else lease
-
     trace = trace if trace is not None else Trace()
-    buffer = EventBuffer()
-    trace.subscribe(buffer)
     checkpointer = Checkpointer()
     if saved is not None and state is not None:
         checkpointer.adopt(saved, state)  # its contexts are saved: new ones build on them
-    owner = new_owner()
-    stop = StopRequest()
-    live: list[SearchState] = [] if state is None else [state]
-    memo: list[RunStoreCache] = []
-
-    def save(current: SearchState) -> None:
-        live[:] = [current]
-        for cache in memo:
-            cache.flush()  # answers the store could not take go in before the checkpoint
-        rows = checkpointer.rows(current)
-        if store.save_checkpoint(run_id, rows, buffer.take(), owner=owner, lease=lease):
-            stop.requested = True
-        checkpointer.written(rows)
-
-    def end(status: RunStatus, **fields: Any) -> RunRecord:
-        return store.transition(run_id, status, expect_owner=owner, events=buffer.take(), **fields)
-
+    live = [] if state is None else [state]
+    session = _Session(run_id, store, lease, EventBuffer(), checkpointer, new_owner(), live=live)
+    trace.subscribe(session.buffer)
     try:
         # Refused if another process ran it since `record` was read: `state` is stale.
-        store.claim(run_id, owner, lease=lease, expected=record.status, sessions=record.sessions)
+        store.claim(
+            run_id,
+            session.owner,
+            lease=session.lease,
+            expected=record.status,
+            sessions=record.sessions,
+        )
         if human_input is not None:
             state = _answer(record, state, human_input, trace)
-            save(state)
+            session.save(state)
             state.mark_saved()
         if (
             state is not None
@@ -210,51 +230,64 @@ async def execute_run(
             and not (budget and state.termination == "budget_exhausted")
         ):
             # Killed after the last save but before the status changed: the end is saved.
-            return _finish(end, state, space)
+            return _finish(session.end, state, setup.space)
         if saved is not None and tracing_enabled():
             # A resumed run's spans link to those of its earlier sessions.
             continue_spans(trace, store.events(run_id))
-        memo.append(RunStoreCache(store, run_id))
-        cached = CachedModel(inner, memo[0])
-        options = {**setup.options, **spec.options}
-        asked = options.pop("should_stop", None)
-        options["should_stop"] = lambda: stop() or (asked is not None and bool(asked()))
-        try:
-            result = await search(
-                cast(SearchSpace, AskingSpace(space)),
-                spec.strategy,
-                model=cached,
-                budget=spec.make_budget(),
-                trace=trace,
-                on_expansion=save,
-                resume=state,
-                run_id=run_id,
-                **options,
-            )
-        except InputNeeded as exc:
-            # A guard names the node whose expansion asked; a step or proposer that
-            # asks is inside the expansion the state records.
-            node = exc.node or (live[0].expanding if live else None)
-            return end("paused", question=exc.question, paused_node=node)
-        except (asyncio.CancelledError, KeyboardInterrupt):
-            end("cancelled", termination="cancelled")
-            raise
-        except NotOwner:
-            raise  # another session owns the run now: write nothing more
-        except StoreError as exc:
-            return _stopped_by_store(exc, end, memo[0], store)
-        except GuardsearchError as exc:
-            # The stop reason (model_error for a server that went away) says what to do:
-            # a model error resumes once the server is back, replaying every paid call.
-            failed = end("failed", termination=stop_reason_for(exc), error=str(exc))
-            if isinstance(exc, ConfigError):
-                raise
-            return failed
-        return _finish(end, result.state, space)
+        return await _search_run(session, spec, setup, inner, trace, state)
     finally:
-        release_owner(owner)
+        release_owner(session.owner)
         if model is None:  # built here from the spec: close its connections
             await aclose_model(inner)
+
+
+async def _search_run(
+    session: _Session,
+    spec: RunSpec,
+    setup: AppSetup,
+    inner: Model,
+    trace: Trace,
+    state: SearchState | None,
+) -> RunRecord:
+    """The search itself, from `state` (or the start), through the run's cache of paid
+    calls; every way it ends becomes the run's status."""
+    session.memo.append(RunStoreCache(session.store, session.run_id))
+    cached = CachedModel(inner, session.memo[0])
+    options = {**setup.options, **spec.options}
+    asked = options.pop("should_stop", None)
+    options["should_stop"] = lambda: session.stop() or (asked is not None and bool(asked()))
+    try:
+        result = await search(
+            cast(SearchSpace, AskingSpace(setup.space)),
+            spec.strategy,
+            model=cached,
+            budget=spec.make_budget(),
+            trace=trace,
+            on_expansion=session.save,
+            resume=state,
+            run_id=session.run_id,
+            **options,
+        )
+    except InputNeeded as exc:
+        # A guard names the node whose expansion asked; a step or proposer that
+        # asks is inside the expansion the state records.
+        node = exc.node or (session.live[0].expanding if session.live else None)
+        return session.end("paused", question=exc.question, paused_node=node)
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        session.end("cancelled", termination="cancelled")
+        raise
+    except NotOwner:
+        raise  # another session owns the run now: write nothing more
+    except StoreError as exc:
+        return _stopped_by_store(exc, session.end, session.memo[0], session.store)
+    except GuardsearchError as exc:
+        # The stop reason (model_error for a server that went away) says what to do:
+        # a model error resumes once the server is back, replaying every paid call.
+        failed = session.end("failed", termination=stop_reason_for(exc), error=str(exc))
+        if isinstance(exc, ConfigError):
+            raise
+        return failed
+    return _finish(session.end, result.state, setup.space)
 
 
 def _answer(record: RunRecord, state: SearchState | None, text: str, trace: Trace) -> SearchState:

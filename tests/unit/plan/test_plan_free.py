@@ -29,7 +29,7 @@ GOOD = {
                 {
                     "id": "s1",
                     "action": "issue_new_key",
-                    "detail": "new key pair",
+                    "detail": "a new API signing key pair",
                     "retry_budget": 1,
                 },
                 {
@@ -139,7 +139,7 @@ async def test_the_free_step_guards_check_what_needs_no_problem() -> None:
 
 async def test_under_the_task_guard_the_plan_names_its_own_actions() -> None:
     own = json.dumps(
-        {"steps": [{"id": "s1", "action": "generate_key_pair", "detail": "a new signing key",
+        {"steps": [{"id": "s1", "action": "generate_key_pair", "detail": "a new API signing key",
                     "retry_budget": 1}]}
     )  # fmt: skip
     model, calls = scripted(plan=[own])

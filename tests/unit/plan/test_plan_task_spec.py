@@ -9,7 +9,7 @@ import pytest
 from plan_helpers import step_of
 
 from guardsearch import Artifact, ConfigError, Context, ModelRequest, ScriptedModel
-from guardsearch.apps.plan import plan_search
+from guardsearch.apps.plan import plan_problem, plan_search
 from guardsearch.apps.plan.step_guards import AnalysisGuard, ReconGuard
 from guardsearch.apps.plan.task_extract import extract_spec, task_kind
 from guardsearch.apps.plan.task_guards import TaskPlanGuard
@@ -201,25 +201,32 @@ def test_a_spec_file_must_be_a_valid_spec(tmp_path: Path) -> None:
         load_spec_file(empty)
 
 
-async def test_the_search_retries_a_plan_with_the_missing_constraints_named() -> None:
+def offsite_model(plans: list[str]) -> tuple[ScriptedModel, list[str]]:
+    """A scripted model for the offsite task: upstream answers that pass, then `plans`;
+    the steps it was asked for, in order."""
     analysis = json.dumps({"problem_class": "event", "key_facts": ["offsite_held"]})
     recon = json.dumps({"actions": ["book_venue", "order_catering"]})
     strategy = json.dumps(
         {"approach": "venue first", "rationale": "the venue sets the rest",
          "order": ["book_venue", "order_catering"]}
     )  # fmt: skip
+    answers = {"analysis": [analysis], "recon": [recon], "strategy": [strategy], "plan": plans}
+    calls: list[str] = []
+
+    def answer(request: ModelRequest) -> str:
+        calls.append(step_of(request))
+        return answers[calls[-1]].pop(0)
+
+    return ScriptedModel(answer), calls
+
+
+async def test_the_search_retries_a_plan_with_the_missing_constraints_named() -> None:
     short = json.dumps({"steps": [step(1, "book_venue", "a room in Lisbon")]})
     full = json.dumps(
         {"steps": [step(1, "book_venue", "a Lisbon room for 12 for one day", 900),
                    step(2, "order_catering", "lunch for 12", 400)]}
     )  # fmt: skip
-    answers = {"analysis": [analysis], "recon": [recon], "strategy": [strategy],
-               "plan": [short, full]}  # fmt: skip
-
-    def answer(request: ModelRequest) -> str:
-        return answers[step_of(request)].pop(0)
-
-    model = ScriptedModel(answer)
+    model, _ = offsite_model([short, full])
     result = await plan_search(None, task=OFFSITE, model=model)
     assert result.succeeded and result.calls == 5
     retry = " ".join(m.content for m in model.requests[-1].messages)
@@ -272,3 +279,56 @@ def test_a_place_named_by_its_kind_is_a_place() -> None:
     found = kinds("Throw a party for 25 guests in our garden on Saturday")
     assert found["place"] == ["garden"] and found["people"] == ["25"]
     assert "place" not in kinds("Meet at the end of the week")
+
+
+def test_a_name_past_the_first_word_is_a_requirement_its_noun_may_address() -> None:
+    found = kinds("Finish an online Python course of 40 lessons in 4 weeks")
+    assert found["requirement"] == ["Python", "course"]
+    assert kinds("Rotate the API signing keys on 4 servers")["requirement"] == ["API", "keys"]
+    assert kinds("Reinstall Windows on the laptop")["requirement"] == ["Windows"]
+    # A month or a weekday is a date, not a name.
+    assert "requirement" not in kinds("Bake a cake for Saturday in May")
+
+
+GARDEN = "Throw a birthday party for 25 guests in our garden on Saturday for under 400 USD"
+
+
+async def test_a_free_plan_that_leaves_out_the_garden_never_succeeds() -> None:
+    # The held-out search plan reported `succeeded` with the garden nowhere in it (the
+    # place was not read then): through the whole pipeline on a scripted model, that plan
+    # is now rejected with the garden named, and only a plan that says it succeeds.
+    no_garden = json.dumps(
+        {"steps": [step(1, "order_food", "food for 25 guests on Saturday", 250),
+                   step(2, "order_drinks", "drinks for 25 guests on Saturday", 100)]}
+    )  # fmt: skip
+    garden = json.dumps(
+        {"steps": [step(1, "order_food", "food for 25 guests on Saturday", 250),
+                   step(2, "decorate_garden", "lights and tables in our garden", 100)]}
+    )  # fmt: skip
+    for plans, succeeded in (([no_garden] * 5, False), ([no_garden, garden], True)):
+        model = ScriptedModel([*plans])
+        out = await plan_problem(None, task=GARDEN, pipeline="single", model=model, budget=3)
+        assert out["succeeded"] is succeeded
+        if not succeeded:
+            failed = {v["check"]: v["detail"] for v in out["verdicts"] if not v["passed"]}
+            assert "in our garden (say 'garden')" in failed["constraints"]
+
+
+async def test_a_free_search_retries_its_plan_in_place_and_keeps_the_fullest() -> None:
+    # A free task's plan feedback is about the plan's own steps: the search retries the
+    # plan (5 attempts) instead of regenerating recon or strategy, and when none passes
+    # it returns the plan that addresses most constraints, not the one with fewest faults.
+    thin = json.dumps({"steps": [step(1, "book_venue", "a room in Lisbon")]})
+    fuller = json.dumps(
+        {"steps": [step(1, "book_venue", "a Lisbon room for 12 people for one day", 900),
+                   step(2, "book_venue", "lunch for the 12 people", 400)]}
+    )  # fmt: skip
+    others = [thin.replace("a room", other) for other in ("one room", "the room", "a hall")]
+    model, calls = offsite_model([thin, fuller, *others])
+    out = await plan_problem(None, task=OFFSITE, model=model, budget=8)
+    assert calls == ["analysis", "recon", "strategy", *["plan"] * 5]
+    assert not out["succeeded"]
+    # `fuller` repeats a step but addresses all four constraints; `thin` one.
+    assert out["plan"]["steps"][0]["detail"] == "a Lisbon room for 12 people for one day"
+    failed = {v["check"] for v in out["verdicts"] if not v["passed"]}
+    assert failed == {"no_repeats"}

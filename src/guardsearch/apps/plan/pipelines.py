@@ -42,13 +42,19 @@ def backtrack_one_level(failure: Failure) -> int:
 
 
 HEURISTICS = ("fixes", "rules", "model", "blind")
+# A free task's plan is retried in place until the same feedback came this often (then
+# the rule table's escalation sends it up): its feedback names the plan's own steps.
+FREE_ESCALATE_AFTER = 4
 
 
 def make_heuristic(name: str, problem: PlanProblem | None = None) -> Heuristic:
     """The heuristic called `name`; `fixes` needs the problem (for a free task, which
-    has no action catalogue for a fix to name, it is the plain rule table)."""
+    has no action catalogue for a fix to name, it is the plain rule table, escalating
+    only after FREE_ESCALATE_AFTER identical failures)."""
     if name == "fixes":
-        return FixHeuristic(problem) if problem is not None else RuleHeuristic()
+        if problem is None:
+            return RuleHeuristic(escalate_after=FREE_ESCALATE_AFTER)
+        return FixHeuristic(problem)
     if name == "rules":
         return RuleHeuristic()
     if name == "model":

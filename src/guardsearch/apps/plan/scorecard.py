@@ -122,6 +122,19 @@ def plan_markdown(
     repeated: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> str:
     """The plan sections: per category, E[calls], heuristic vs blind, repeats."""
+    lines = _category_table(categories)
+    methods = card.get("methods", {})
+    if "search" in methods and "search-blind" in methods:
+        lines += _heuristic_vs_blind(methods["search"], methods["search-blind"], card)
+    if repeated:
+        lines += _repeats_table(repeated)
+        lines += _rejections_table(repeated)
+        lines += _decisions_table(repeated)
+    return "\n".join(lines) + "\n"
+
+
+def _category_table(categories: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Per pipeline and problem category: ε, calls and where the backtracks went."""
     lines = [
         "## Per problem category (at the largest budget)",
         "",
@@ -139,90 +152,115 @@ def plan_markdown(
                 f"{f['mean_calls_to_success']:.1f} | {_pct(f['backtrack_rate'])} | {depths} "
                 f"| {steps} |"
             )
-    methods = card.get("methods", {})
-    if "search" in methods and "search-blind" in methods:
-        s, b = methods["search"], methods["search-blind"]
-        lines += [
-            "",
-            "## Heuristic vs blind DFS",
-            "",
-            "| | search (feedback heuristic) | search-blind (always up one level) |",
-            "|---|---|---|",
-            f"| ε at the largest budget | {_pct(s['success_rate'])} "
-            f"[{_pct(s['ci_low'])}, {_pct(s['ci_high'])}] | {_pct(b['success_rate'])} "
-            f"[{_pct(b['ci_low'])}, {_pct(b['ci_high'])}] |",
-            f"| mean calls | {s['mean_calls']:.1f} | {b['mean_calls']:.1f} |",
-            f"| E[calls] to success | {s['mean_calls_to_success']:.1f} | "
-            f"{b['mean_calls_to_success']:.1f} |",
-            f"| backtrack rate | {_pct(s['backtrack_rate'])} | {_pct(b['backtrack_rate'])} |",
-            f"| mean backtracks | {s['mean_backtracks']:.2f} | {b['mean_backtracks']:.2f} |",
-        ]
-        curve = " | ".join(
-            f"≤{p['budget']}: {_pct(p['success_rate'])} vs {_pct(q['success_rate'])}"
-            for p, q in zip(s["curve"], b["curve"], strict=True)
+    return lines
+
+
+def _heuristic_vs_blind(
+    s: Mapping[str, Any], b: Mapping[str, Any], card: Mapping[str, Any]
+) -> list[str]:
+    """The feedback heuristic against blind backtracking: the table, the curve by
+    budget and the paired difference (when the card has it)."""
+    lines = [
+        "",
+        "## Heuristic vs blind DFS",
+        "",
+        "| | search (feedback heuristic) | search-blind (always up one level) |",
+        "|---|---|---|",
+        f"| ε at the largest budget | {_pct(s['success_rate'])} "
+        f"[{_pct(s['ci_low'])}, {_pct(s['ci_high'])}] | {_pct(b['success_rate'])} "
+        f"[{_pct(b['ci_low'])}, {_pct(b['ci_high'])}] |",
+        f"| mean calls | {s['mean_calls']:.1f} | {b['mean_calls']:.1f} |",
+        f"| E[calls] to success | {s['mean_calls_to_success']:.1f} | "
+        f"{b['mean_calls_to_success']:.1f} |",
+        f"| backtrack rate | {_pct(s['backtrack_rate'])} | {_pct(b['backtrack_rate'])} |",
+        f"| mean backtracks | {s['mean_backtracks']:.2f} | {b['mean_backtracks']:.2f} |",
+    ]
+    curve = " | ".join(
+        f"≤{p['budget']}: {_pct(p['success_rate'])} vs {_pct(q['success_rate'])}"
+        for p, q in zip(s["curve"], b["curve"], strict=True)
+    )
+    lines += ["", f"ε by budget (search vs blind): {curve}"]
+    for d in card.get("deltas", []):
+        if d["method"] == "search" and d["vs"] == "search-blind":
+            lines += [
+                "",
+                f"Paired difference search − blind on {d['n']} trials: "
+                f"{100 * d['delta']:+.1f} pts, 95% CI [{100 * d['ci_low']:+.1f}, "
+                f"{100 * d['ci_high']:+.1f}] (Newcombe); solved only by search: "
+                f"{d['only_method']}, only by blind: {d['only_vs']}.",
+            ]
+    return lines
+
+
+def _table(title: str, intro: str, columns: list[str], rows: list[str]) -> list[str]:
+    """A section of the report: its heading, a paragraph saying what it counts, and a
+    table with these columns."""
+    return [
+        "",
+        f"## {title}",
+        "",
+        intro,
+        "",
+        "| " + " | ".join(columns) + " |",
+        "|" + "---|" * len(columns),
+        *rows,
+    ]
+
+
+def _repeats_table(repeated: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Steering per pipeline: repeated outputs, repairs and failures prevented."""
+    rows = []
+    for method, row in repeated.items():
+        steps = ", ".join(f"{k} {v}" for k, v in row["by_step"].items()) or "—"
+        rows.append(
+            f"| {method} | {row['calls']} | {row.get('outputs', 0)} | {row['repeats']} | "
+            f"{_pct(row.get('repeat_share', 0.0))} | {steps} | {row.get('repairs', 0)} | "
+            f"{row.get('prevented', 0)} |"
         )
-        lines += ["", f"ε by budget (search vs blind): {curve}"]
-        for d in card.get("deltas", []):
-            if d["method"] == "search" and d["vs"] == "search-blind":
-                lines += [
-                    "",
-                    f"Paired difference search − blind on {d['n']} trials: "
-                    f"{100 * d['delta']:+.1f} pts, 95% CI [{100 * d['ci_low']:+.1f}, "
-                    f"{100 * d['ci_high']:+.1f}] (Newcombe); solved only by search: "
-                    f"{d['only_method']}, only by blind: {d['only_vs']}.",
-                ]
-    if repeated:
-        lines += [
-            "",
-            "## Steering: repeats, repairs, failures prevented",
-            "",
-            "Outputs are the answers the guards judged or dropped. A repeat is an answer "
-            "that repeats an earlier output of the same node: dropped before any guard runs "
-            "(it still costs its call); its share is of all outputs. A repair is a guard's "
-            "patch (recon's missing actions added, the strategy's order or the plan's steps "
-            "put in order) applied and accepted without a call. Prevented: outputs decoded "
-            "under a guard's declared constraint by a backend that enforces it.",
-            "",
-            "| pipeline | calls | outputs | repeats | share | by step | repairs | prevented |",
-            "|---|---|---|---|---|---|---|---|",
-        ]
-        for method, row in repeated.items():
-            steps = ", ".join(f"{k} {v}" for k, v in row["by_step"].items()) or "—"
-            lines.append(
-                f"| {method} | {row['calls']} | {row.get('outputs', 0)} | {row['repeats']} | "
-                f"{_pct(row.get('repeat_share', 0.0))} | {steps} | {row.get('repairs', 0)} | "
-                f"{row.get('prevented', 0)} |"
-            )
-        lines += [
-            "",
-            "## Plan rejections by rule-table cause",
-            "",
-            "Every failed plan verdict, classified by the first rule of the table its "
-            "feedback matches (repetition aside).",
-            "",
-            "| pipeline | rejections by cause |",
-            "|---|---|",
-        ]
-        for method, row in repeated.items():
-            causes = ", ".join(
-                f"{k}: {v}" for k, v in sorted(row["causes"].items(), key=lambda kv: -kv[1])
-            )
-            lines.append(f"| {method} | {causes or '—'} |")
-        lines += [
-            "",
-            "## Heuristic decisions by depth, per category (0 = retry in place)",
-            "",
-            "Every failed attempt asks the heuristic where to go; a backtrack above counts "
-            "only the decisions with depth ≥ 1 that the search acted on.",
-            "",
-            "| pipeline | category | decisions by depth |",
-            "|---|---|---|",
-        ]
-        for method, row in repeated.items():
-            for category, per in row["decisions"].items():
-                shown = ", ".join(f"{d}: {n}" for d, n in sorted(per.items()))
-                lines.append(f"| {method} | {category} | {shown} |")
-    return "\n".join(lines) + "\n"
+    return _table(
+        "Steering: repeats, repairs, failures prevented",
+        "Outputs are the answers the guards judged or dropped. A repeat is an answer "
+        "that repeats an earlier output of the same node: dropped before any guard runs "
+        "(it still costs its call); its share is of all outputs. A repair is a guard's "
+        "patch (recon's missing actions added, the strategy's order or the plan's steps "
+        "put in order) applied and accepted without a call. Prevented: outputs decoded "
+        "under a guard's declared constraint by a backend that enforces it.",
+        ["pipeline", "calls", "outputs", "repeats", "share", "by step", "repairs", "prevented"],
+        rows,
+    )
+
+
+def _rejections_table(repeated: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Failed plan verdicts per pipeline, by the rule-table cause they match."""
+    rows = []
+    for method, row in repeated.items():
+        causes = ", ".join(
+            f"{k}: {v}" for k, v in sorted(row["causes"].items(), key=lambda kv: -kv[1])
+        )
+        rows.append(f"| {method} | {causes or '—'} |")
+    return _table(
+        "Plan rejections by rule-table cause",
+        "Every failed plan verdict, classified by the first rule of the table its "
+        "feedback matches (repetition aside).",
+        ["pipeline", "rejections by cause"],
+        rows,
+    )
+
+
+def _decisions_table(repeated: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The heuristic's decisions per pipeline and category, by backtrack depth."""
+    rows = []
+    for method, row in repeated.items():
+        for category, per in row["decisions"].items():
+            shown = ", ".join(f"{d}: {n}" for d, n in sorted(per.items()))
+            rows.append(f"| {method} | {category} | {shown} |")
+    return _table(
+        "Heuristic decisions by depth, per category (0 = retry in place)",
+        "Every failed attempt asks the heuristic where to go; a backtrack above counts "
+        "only the decisions with depth ≥ 1 that the search acted on.",
+        ["pipeline", "category", "decisions by depth"],
+        rows,
+    )
 
 
 def plot_depths(categories: Mapping[str, Mapping[str, Any]], path: Path, title: str) -> None:

@@ -68,6 +68,10 @@ SEARCH_BUDGETS: dict[str, StepBudget] = {
     "strategy": StepBudget(rmax=2, backtrack_budget=3),
     "plan": StepBudget(rmax=3, backtrack_budget=7),
 }
+# A free task's plan gets more attempts in place: its guard's feedback is about the plan's
+# own steps (a constraint no step addresses, a repeat), which nothing upstream fixes (the
+# recon list is advice there), so a regenerated recon or strategy mostly spends calls.
+FREE_PLAN_RMAX = 5
 MAX_TOKENS = {"analysis": 64, "recon": 96, "strategy": 128, "plan": 400}
 
 
@@ -92,7 +96,7 @@ def free_objective(task: str, spec: TaskSpec | None = None) -> str:
     asks = f"\n{spec.describe()}" if spec is not None and spec.describe() else ""
     return (
         f"{text}{asks}\nNo facts or actions are given: name them yourself as short "
-        "lower_snake_case names (like backup_taken or book_venue)."
+        "lower_snake_case <verb>_<object> names made of this task's own words."
     )
 
 
@@ -122,7 +126,7 @@ def plan_step(
     a free task (`problem=None`: `plan_free_<name>.j2`; guard level `task` judges the
     plan by `spec`, `minimal` by the Minimal guard alone)."""
     template = PromptTemplate.packaged(f"plan_{name}" if problem else f"plan_free_{name}")
-    rmax = SEARCH_BUDGETS[name].rmax
+    rmax = FREE_PLAN_RMAX if problem is None and name == "plan" else SEARCH_BUDGETS[name].rmax
     tokens = MAX_TOKENS[name]
     if name in _UPSTREAM:
         schema_of, guard_of = _UPSTREAM[name]
@@ -164,6 +168,16 @@ def _plan_guard(
     )
 
 
+def _free_budgets(
+    budgets: dict[str, StepBudget], steps: Sequence[str], free: bool
+) -> dict[str, StepBudget]:
+    """The steps' budgets; a free task's plan step gets FREE_PLAN_RMAX attempts."""
+    out = {s: b for s, b in budgets.items() if s in steps}
+    if free and "plan" in out:
+        out["plan"] = dataclasses.replace(out["plan"], rmax=FREE_PLAN_RMAX)
+    return out
+
+
 @dataclass(kw_only=True)
 class PlanSpace(StepSpace):
     """A StepSpace over `problem` (None: a free task) whose requests are narrowed by
@@ -198,7 +212,7 @@ class PlanSpace(StepSpace):
                 plan_step(s, problem, guard_level, max_explorations, structural_repairs, spec)
                 for s in steps
             ],
-            budgets={s: b for s, b in (budgets or SEARCH_BUDGETS).items() if s in steps},
+            budgets=_free_budgets(budgets or SEARCH_BUDGETS, steps, problem is None),
             problem=problem,
             spec=spec,
         )

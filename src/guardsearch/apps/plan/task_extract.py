@@ -12,6 +12,8 @@ constraint whatever the task is about —
   "to New York", "from MySQL") → place;
 - quantities: any other number with the noun it counts ("3 bedrooms", "99.9% uptime",
   "5 papers"), or a bare number ("Postgres 12 to 16") → quantity / number;
+- names: any other capitalised word past the first ("Python", "Windows", "REST API")
+  → requirement;
 - deliverables: an artefact noun the task asks for ("a report", "slides", "a shopping
   list") → deliverable;
 - order: "A before B", "B after A", "first A, then B" → a dependency.
@@ -287,6 +289,33 @@ def _own_places(task: str, found: _Found) -> None:
             found.add(m.span("noun"), "place", m.group(0), terms=[noun])
 
 
+_NAME = re.compile(
+    rf"(?<=[\w,)] )(?P<name>{_CAP}(?:\s+{_CAP}){{0,2}})(?P<noun>(?:\s+[a-z]{{3,}}){{0,2}})"
+)
+
+
+def _names(task: str, found: _Found) -> None:
+    """A name the task uses past its first word ("an online Python course", "reinstall
+    Windows", "the REST API"): the plan must say it too (months and weekdays are dates).
+    A name that qualifies a noun ("the API signing keys") is also addressed by that noun."""
+    months = re.compile(rf"^(?:{_MONTHS}|{_WEEKDAYS})$", re.I)
+    for m in _NAME.finditer(task):
+        name = m.group("name").rstrip(".'’")
+        if months.match(name.split()[0]) or not words(name):
+            continue
+        nouns: list[str] = []
+        for w in m.group("noun").split():
+            if w.lower() in STOP_WORDS or _NOT_NOUN.match(w):
+                break
+            if not re.search(r"(?:ing|ed|ly)$", w):  # "signing keys": the noun is keys
+                nouns.append(w)
+        terms = [name.split()[-1], *nouns[-1:]]
+        found.add(m.span("name"), "requirement", name, terms=terms)
+
+
+_NOT_NOUN = re.compile(r"^(?:with|without|while|when|during|within|until|using)$")
+
+
 def _with(task: str, found: _Found) -> None:
     """What the task says to do it with, keep or use ("with new cabinets", "keeping the
     old tiles", "with a van"): the noun ending the phrase."""
@@ -374,7 +403,7 @@ def _constraints(task: str) -> Iterator[Constraint]:
     found = _Found()
     rules = (
         _money, _people, _duration, _dates, _places, _own_places, _quantities, _deliverables,
-        _with,
+        _with, _names,
     )  # fmt: skip
     for rule in rules:
         rule(task, found)

@@ -17,8 +17,9 @@ names what is missing:
   than the first step doing `after` (a step *does* a phrase when it has at least half
   its words).
 
-Its score grades how far a failing plan got (0.34 + 0.66 × the share of checks met), so
-the best plan judged is the one that met most of them.
+Its score grades how far a failing plan got (0.34 + 0.66 × the weighted share of checks
+met: constraints addressed 0.5, steps neither repeated nor vague 0.2 each, the order
+0.1), so the best plan judged is the one that addresses most of what the task asks.
 """
 
 from __future__ import annotations
@@ -41,6 +42,10 @@ from guardsearch.core.guard_result import Check, GuardResult
 
 TASK_CHECKS = ("concrete", "no_repeats", "constraints", "order")
 _FLOOR = 0.34
+# How much each check's share weighs in a failing plan's score (TASK_CHECKS' order): the
+# constraints a plan addresses first, as that is what the task asks; then repeats and
+# concreteness (each the share of steps without the fault); then the stated order.
+SHARE_WEIGHTS = (0.2, 0.2, 0.5, 0.1)
 
 
 @dataclass
@@ -67,7 +72,7 @@ class TaskPlanGuard(MinimalPlanGuard):
         n_steps, n_cons, n_deps = len(plan.steps), len(self.spec.constraints), len(self.spec.order)
         shares = [
             1 - len(vague) / n_steps,
-            0.0 if repeats else 1.0,
+            1 - len(repeats) / n_steps,
             max(met, 0) / n_cons if n_cons else 1.0,
             1 - len(order) / n_deps if n_deps else 1.0,
         ]
@@ -77,7 +82,7 @@ class TaskPlanGuard(MinimalPlanGuard):
             for name, found in zip(TASK_CHECKS, details, strict=True)
         ]
         feedback = [p for found in details for p in found]
-        return checks, feedback, sum(shares) / len(shares)
+        return checks, feedback, sum(w * x for w, x in zip(SHARE_WEIGHTS, shares, strict=True))
 
     async def deeper(self, plan: Plan, context: Context) -> GuardResult:
         checks, feedback, share = self.task_checks(plan)
