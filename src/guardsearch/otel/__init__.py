@@ -101,7 +101,8 @@ def enable(*, provider: Any = None, capture_content: bool | None = None) -> None
             f"traces need the OpenTelemetry packages ({exc.name} is missing): {INSTALL_HINT}"
         ) from None
     capture = capture_content_requested() if capture_content is None else capture_content
-    tracer_, provider_, unwatch = start(provider, capture)
+    in_process = _truthy(os.environ.get(IN_PROCESS_ENV))
+    tracer_, provider_, unwatch = start(provider, capture, in_process, EXPORTER_ENV)
     _tracing = _Tracing(tracer_, provider_, capture, unwatch)
 
 

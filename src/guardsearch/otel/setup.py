@@ -19,20 +19,23 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
 from guardsearch.core.events import Trace, watch_traces
-from guardsearch.otel import EXPORTER_ENV, IN_PROCESS_ENV, _truthy
 from guardsearch.otel.recorder import Recorder
 from guardsearch.otel.spans import SpanView
 
 SCOPE = "guardsearch"
 
 
-def start(provider: Any, capture_content: bool) -> tuple[Any, Any, Callable[[], None]]:
+def start(
+    provider: Any, capture_content: bool, in_process: bool = True, marker: str = ""
+) -> tuple[Any, Any, Callable[[], None]]:
     """The tracer, its provider, and the undo of the hook that gives every new Trace
-    a `SpanView` (whose open spans end when the Trace is dropped or the process exits)."""
+    a `SpanView` (whose open spans end when the Trace is dropped or the process exits).
+    With no provider (given or global) and not `in_process`: an export process, whose
+    environment has `marker` set (otel/forward.py)."""
     if provider is None:
         provider = _global_provider()
-    if provider is None and not _truthy(os.environ.get(IN_PROCESS_ENV)):
-        return _start_forwarding(capture_content)
+    if provider is None and not in_process:
+        return _start_forwarding(capture_content, marker=marker)
     if provider is None:
         provider = default_provider()
     tracer = provider.get_tracer(SCOPE, _version())
@@ -42,14 +45,14 @@ def start(provider: Any, capture_content: bool) -> tuple[Any, Any, Callable[[], 
 
 
 def _start_forwarding(
-    capture_content: bool, channel: Any = None, make_global: bool = True
+    capture_content: bool, channel: Any = None, make_global: bool = True, marker: str = ""
 ) -> tuple[Any, Any, Callable[[], None]]:
     """Spans made in an export process (otel/forward.py): this process's provider (the
     global one, for other instrumentation) forwards its own spans there, and every new
     Trace gets a `Forwarder`. (Tests pass a `Channel(spawn=False)`, not global.)"""
     from guardsearch.otel.forward import Channel, Forwarder, ForwardProcessor
 
-    channel = channel if channel is not None else Channel(marker=EXPORTER_ENV)
+    channel = channel if channel is not None else Channel(marker=marker)
     provider = TracerProvider(resource=_resource())
     provider.add_span_processor(ForwardProcessor(channel))
     provider.guardsearch_channel = channel  # type: ignore[attr-defined]
