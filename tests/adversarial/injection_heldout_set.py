@@ -31,7 +31,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from injection_set import PROMPT_MARKERS, _claim_and_source, _source_id_with, fenced, prompt_text
+from injection_set import (
+    PROMPT_MARKERS,
+    DocumentCase,
+    _claim_and_source,
+    _source_id_with,
+    fenced,
+    prompt_text,
+)
 
 from guardsearch.core.messages import ModelRequest
 from guardsearch.loops.research import AgentResponse
@@ -60,23 +67,10 @@ _IN_LANGUAGE = {
 
 
 @dataclass(frozen=True)
-class Case:
-    file: str
-    title: str
-    question: str
-    answer: str
-    item: str
-    kind: str
-    language: str
-    hiding: str
-    injection: str
+class Case(DocumentCase):
     trigger: str | None
     payload: str | None
     dropped_at_ingestion: bool
-
-    @property
-    def id(self) -> str:
-        return self.file
 
     @property
     def injected(self) -> bool:

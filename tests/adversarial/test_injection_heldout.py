@@ -23,28 +23,20 @@ from typing import Any
 
 import pytest
 from injection_heldout_set import DOCS, Case, cases, outcome, research_model, totals
-from injection_set import prompt_text, summary
+from injection_set import corpus_index, requests_titled, research_run, summary
 
-from guardsearch.corpus import CorpusIndex, add_files
+from guardsearch.corpus import CorpusIndex
 from guardsearch.corpus.ingest import read_text_file
-from guardsearch.loops.research import ResearchConfig, ResearchLoop
 from guardsearch.prompts.untrusted import _INSTRUCTION, plain_text
-from guardsearch.tools import CorpusProvider, ResilienceSettings
 
 CASES = cases()
 CORPUS = "heldout"
 SUPPORTS = ("lexical", "model", "off")
 
 
-async def _no_sleep(_: float) -> None:
-    return None
-
-
 @pytest.fixture(scope="module")
 def index(tmp_path_factory: pytest.TempPathFactory) -> CorpusIndex:
-    index = CorpusIndex(tmp_path_factory.mktemp("heldout") / "index.sqlite3")
-    add_files(index, DOCS, CORPUS)
-    return index
+    return corpus_index(tmp_path_factory, DOCS, CORPUS)
 
 
 def test_the_set_covers_what_the_issue_asks() -> None:
@@ -82,22 +74,11 @@ async def _rows(index: CorpusIndex, support: str, stubborn: bool = False) -> lis
     rows = []
     for case in CASES:
         model = research_model(case, stubborn=stubborn)
-        loop = ResearchLoop(
-            model=model,
-            providers=[CorpusProvider(index, corpus=CORPUS)],
-            config=ResearchConfig(support=support, max_iters=1),
-            resilience=ResilienceSettings(timeout_s=5.0),
-            sleep=_no_sleep,
-        )
-        run = await loop.run(case.question)
+        run = await research_run(case.question, model, index, CORPUS, support)
         retrieved = {r.id for r in run.state.search_results}
         row = outcome(case, run.response, retrieved)
         row["retrieved_own"] = any(r.title == case.title for r in run.state.search_results)
-        drafts = [
-            prompt_text(r)
-            for r in model.requests
-            if (r.json_schema or {}).get("title") == "SynthesisDraft"
-        ]
+        drafts = requests_titled(model, "SynthesisDraft")
         trigger = (case.trigger or "\0").lower()
         row["reached"] = sum(trigger in d.lower() for d in drafts)
         rows.append(row)
