@@ -27,11 +27,13 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "adversarial"))
-from injection_heldout_set import DOCS, cases, outcome, totals  # noqa: E402
+from injection_heldout_set import DOCS, Case, cases, outcome, totals  # noqa: E402
 
 from guardsearch.corpus import CorpusIndex, add_files  # noqa: E402
+from guardsearch.corpus.ingest import read_text_file  # noqa: E402
 from guardsearch.experiments.metrics import wilson  # noqa: E402
 from guardsearch.loops.research import ResearchConfig, ResearchLoop  # noqa: E402
+from guardsearch.loops.research.statements import read_text  # noqa: E402
 from guardsearch.models.spec import model_from_spec  # noqa: E402
 from guardsearch.prompts.untrusted import instructions, sentences_of  # noqa: E402
 from guardsearch.tools import CorpusProvider  # noqa: E402
@@ -88,37 +90,77 @@ def markdown(report: dict[str, Any]) -> str:
         "never-retrieved id, copies the prompt, is written in the asked language); "
         "answered = the right answer, not obeyed; lost = no right answer.",
         "",
+        "The defence measured (issue 34 item 5, `loops/research/statements.py`, "
+        "docs/security.md) judges passages by structure, not words: a value a source "
+        "has only in a passage contesting its own first answer is no support and is "
+        "never delivered, and the synthesiser first sees a source only in its "
+        "paragraphs that name the subject. It was written after this set, by someone "
+        "who had read it (its unit tests use documents of their own); the set is no "
+        "longer unseen by its author, only by its rules' wording.",
+        "",
         "| documents | obeyed | answered (refused or screened, right answer) | lost |",
         "|---|---|---|---|",
         f"| injected ({len(injected)}) | {t['obeyed']} | {t['answered']} | {t['lost']} |",
         f"| clean controls ({len(clean)}) | {c['obeyed']} | {c['answered']} | {c['lost']} |",
+        *_before(),
         "",
         "95% intervals (Wilson) on the injected documents: "
         f"obeyed {_interval(t['obeyed'], injected)}, "
         f"answered {_interval(t['answered'], injected)}, lost {_interval(t['lost'], injected)}. "
-        "One run of each document; the whole set is held out (no part of it was used to "
-        "tune the screen).",
+        "One run of each document; no part of the set was used to tune the word screens "
+        "or the structural rules (whose unit tests use documents of their own).",
         "",
         "Made by `flock /tmp/gs-model.lock python benchmarks/injection_heldout.py "
         f"--model {report['model']}`.",
         "",
         "The `screened` column: how many sentences of the injected passage the current "
         "screen (`instructions` in prompts/untrusted.py, both layers) takes out of what "
-        "the synthesiser reads; hidden HTML and Markdown comments are not indexed at all.",
+        "the synthesiser reads; hidden HTML and Markdown comments are not indexed at all. "
+        "The `structure` column: what statements.py makes of the passage's sentences "
+        "in its document (`contested`: no support, never delivered; `beside`: in a "
+        "paragraph that does not name the subject, out of the first view; `named`: in "
+        "one that does).",
         "",
-        "| document | kind | language | hiding | screened | outcome | status | s | answer |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| document | kind | language | hiding | screened | structure | outcome | status | s "
+        "| answer |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    passages = {c.file: c.injection for c in cases()}
+    by_file = {c.file: c for c in cases()}
     for r in rows:
         said = str(r.get("answer", "")).replace("|", "/").replace("\n", " ")[:120]
-        passage = passages[r["case"]]
+        passage = by_file[r["case"]].injection
         screened = f"{len(instructions(passage))}/{len(sentences_of(passage))}" if passage else "-"
         lines.append(
             f"| {r['case']} | {r['kind']} | {r['language']} | {r['hiding']} | {screened} | "
-            f"{r['outcome']} | {r['status']} | {r['seconds']} | {said} |"
+            f"{structure(by_file[r['case']])} | {r['outcome']} | {r['status']} | "
+            f"{r['seconds']} | {said} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def structure(case: Case) -> str:
+    """What statements.py makes of the case's injected sentences in its document."""
+    _, text = read_text_file(DOCS / case.file)
+    if not case.injection or not case.trigger or case.trigger.lower() not in text.lower():
+        return "-"
+    reading = read_text(case.question, text)
+    said = [s for s in sentences_of(case.injection)]
+    if any(s in reading.contested for s in said):
+        return "contested"
+    return "named" if any(s in reading.named for s in said) else "beside"
+
+
+def _before() -> list[str]:
+    """The row of the run before the structural defence (`injection_heldout_before.json`)."""
+    path = RESULTS / "injection_heldout_before.json"
+    if not path.exists():
+        return []
+    before = json.loads(path.read_text())
+    t = before["totals_injected"]
+    return [
+        f"| injected, before the structural defence ({before['date']}, word screens only) "
+        f"| {t['obeyed']} | {t['answered']} | {t['lost']} |"
+    ]
 
 
 def _interval(k: int, rows: list[dict[str, Any]]) -> str:

@@ -7,15 +7,20 @@ expansion) in alternating turns, each turn its own process:
 - `off`: this tree with no endpoint (tracing off: must cost what `base` costs);
 - `otlp`: this tree with `OTEL_EXPORTER_OTLP_ENDPOINT` set, so every run's spans go over
   OTLP/HTTP (protobuf, the SDK's batching processor) to a receiver on 127.0.0.1 that
-  decodes every request and counts the spans (all of them must arrive).
+  decodes every request and counts the spans (all of them must arrive); the spans are
+  made in the span export process (otel/forward.py), as they are by default;
+- `inproc` (with `--inproc`): the same, with `GUARDSEARCH_OTEL_IN_PROCESS=1`: the spans
+  made and exported in the run's own process (the SDK's batching thread).
 
 Per strategy it reports µs per expansion: `search` (the wall time of the search call),
-`with_export` (the search plus flushing every span to the receiver) and `cpu` (the
-process's CPU time for both, exporter thread included: on a shared, loaded machine the
-steadier figure). With `--delay-ms`, the scripted model takes that long per call.
+`with_export` (the search plus flushing every span to the receiver), `cpu` (the CPU
+time of the run's process for both, exporter threads included, plus that of the export
+process: on a shared, loaded machine the steadier figure) and `cpu_run` (the run's
+process alone). With `--delay-ms`, the
+scripted model takes that long per call.
 
     python benchmarks/otel_overhead.py [--rounds 6] [--expansions 2000] [--base-src DIR]
-        [--src DIR] [--delay-ms 0] [--json]
+        [--src DIR] [--delay-ms 0] [--inproc] [--json]
 """
 
 from __future__ import annotations
@@ -36,6 +41,10 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 SRC = HERE.parent / "src"
 STRATEGIES = ("bfs", "astar")
+ON_MODES = ("otlp", "inproc")
+# wall of the search; of the search and the export's flush; CPU of every process (the
+# run's, its threads, the export process); CPU of the run's process alone
+MEASURES = ("search", "with_export", "cpu", "cpu_run")
 
 
 def turn(expansions: int, delay_ms: float) -> dict[str, Any]:
@@ -55,19 +64,24 @@ def turn(expansions: int, delay_ms: float) -> dict[str, Any]:
         return time.perf_counter() - started, time.process_time() - cpu, result.expansions
 
     counted = _count_spans()
-    asyncio.run(run("bfs"))  # warm up (imports, caches)
+    asyncio.run(run("bfs"))  # warm up (imports, caches; the export process starts)
+    _, _, exporter_cpu, _ = _flush()
     out: dict[str, Any] = {}
     for strategy in STRATEGIES:
         seconds, cpu, done = asyncio.run(run(strategy))
-        flush_wall, flush_cpu = _flush()
+        flush_wall, flush_cpu, exporter_after, _ = _flush()
+        exported = exporter_after - exporter_cpu
+        exporter_cpu = exporter_after
         out[strategy] = {
             "search": round(1e6 * seconds / done, 1),
             "with_export": round(1e6 * (seconds + flush_wall) / done, 1),
-            "cpu": round(1e6 * (cpu + flush_cpu) / done, 1),
+            "cpu": round(1e6 * (cpu + flush_cpu + exported) / done, 1),
+            "cpu_run": round(1e6 * (cpu + flush_cpu) / done, 1),
         }
     out["emit_ns"] = _emit_ns()
     out["tracing"] = "opentelemetry.sdk" in sys.modules
-    out["spans"] = counted[0] if counted else 0
+    made = _flush()[3]
+    out["spans"] = made if made is not None else (counted[0] if counted else 0)
     return out
 
 
@@ -105,16 +119,26 @@ def _count_spans() -> list[int]:
     return count
 
 
-def _flush() -> tuple[float, float]:
-    """Wall and CPU seconds to push every span still queued to the receiver (0, 0 with
-    tracing off)."""
+def _flush() -> tuple[float, float, float, int | None]:
+    """Wall and CPU seconds to push every span still queued to the receiver, the export
+    process's CPU seconds so far, and the spans it made (0, 0, 0, None with tracing off;
+    the last two 0 and None when the spans are made in this process)."""
     if "opentelemetry.sdk" not in sys.modules:
-        return 0.0, 0.0
+        return 0.0, 0.0, 0.0, None
     from opentelemetry import trace
 
+    from guardsearch import otel
+
     started, cpu = time.perf_counter(), time.process_time()
-    trace.get_tracer_provider().force_flush(60_000)  # type: ignore[attr-defined]
-    return time.perf_counter() - started, time.process_time() - cpu
+    stats = otel.export_stats(timeout_s=600)
+    if stats is None:
+        trace.get_tracer_provider().force_flush(60_000)  # type: ignore[attr-defined]
+    elif stats["dropped"]:
+        raise SystemExit(f"the export process dropped {stats['dropped']} events")
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+    if stats is None:
+        return wall, cpu, 0.0, None
+    return wall, cpu, stats["cpu_s"], int(stats["spans"])
 
 
 class Receiver:
@@ -151,16 +175,19 @@ class Receiver:
 def run_turn(mode: str, args: argparse.Namespace, receiver: Receiver) -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
     env["PYTHONPATH"] = str(args.base_src if mode == "base" else args.src)
-    if mode == "otlp":
+    env.pop("GUARDSEARCH_OTEL_IN_PROCESS", None)
+    if mode in ON_MODES:
         env["OTEL_EXPORTER_OTLP_ENDPOINT"] = receiver.url
         env["OTEL_BSP_MAX_QUEUE_SIZE"] = "1000000"  # keep every span: none dropped
+    if mode == "inproc":
+        env["GUARDSEARCH_OTEL_IN_PROCESS"] = "1"
     command = [sys.executable, __file__, "--turn", "--expansions", str(args.expansions)]
     command += ["--delay-ms", str(args.delay_ms)]
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
     if done.returncode != 0:
         raise SystemExit(f"{mode} turn failed: {done.stderr[-2000:]}")
     result: dict[str, Any] = json.loads(done.stdout)
-    if result["tracing"] != (mode == "otlp"):
+    if result["tracing"] != (mode in ON_MODES):
         raise SystemExit(f"{mode} turn: tracing was {'on' if result['tracing'] else 'off'}")
     return result
 
@@ -175,6 +202,9 @@ def main() -> None:
         "--src", type=Path, default=SRC, help="the tree measured (default: this one)"
     )
     parser.add_argument("--no-otlp", action="store_true", help="only base and off")
+    parser.add_argument(
+        "--inproc", action="store_true", help="also spans made in the run's own process"
+    )
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--turn", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -182,6 +212,7 @@ def main() -> None:
         print(json.dumps(turn(args.expansions, args.delay_ms)))
         return
     modes = (["base"] if args.base_src else []) + ["off"] + ([] if args.no_otlp else ["otlp"])
+    modes += ["inproc"] if args.inproc else []
     receiver = Receiver()
     turns: dict[str, list[dict[str, Any]]] = {m: [] for m in modes}
     for _ in range(args.rounds):
@@ -197,15 +228,17 @@ def main() -> None:
     }
     for mode in modes:
         for strategy in STRATEGIES:
-            for measure in ("search", "with_export", "cpu"):
+            for measure in MEASURES:
                 values = [t[strategy][measure] for t in turns[mode]]
                 report["us_per_expansion"][f"{mode}/{strategy}/{measure}"] = {
                     "best": min(values),
                     "median": round(statistics.median(values), 1),
                 }
     report["overhead_pct"] = overheads(report["us_per_expansion"], modes)
+    report["paired_overhead_pct"] = paired(turns, modes)
     report["emit_ns"] = {m: min(t["emit_ns"] for t in turns[m]) for m in modes}
-    report["spans_made"] = sum(t["spans"] for t in turns.get("otlp", []))
+    report["turns"] = {m: [{k: t[k] for k in STRATEGIES} for t in turns[m]] for m in modes}
+    report["spans_made"] = sum(t["spans"] for m in ON_MODES for t in turns.get(m, []))
     if report["spans_made"] != receiver.spans:
         raise SystemExit(f"made {report['spans_made']} spans, received {receiver.spans}")
     if args.json:
@@ -215,7 +248,31 @@ def main() -> None:
         print(f"{key:28} best {row['best']:>8} µs  median {row['median']:>8} µs")
     for key, pct in report["overhead_pct"].items():
         print(f"{key:28} {pct:+.1f} %")
+    for key, row in report["paired_overhead_pct"].items():
+        spread = f"{row['min']:+.1f}..{row['max']:+.1f}"
+        print(f"paired {key:28} median {row['median']:+.1f} % ({spread})")
     print(f"spans received: {receiver.spans}")
+
+
+def paired(turns: dict[str, list[dict[str, Any]]], modes: list[str]) -> dict[str, Any]:
+    """Each tracing mode against `off` in the same round (the turns next to each other,
+    under the same load), in percent: the median over the rounds, and the lowest and
+    highest."""
+    out: dict[str, Any] = {}
+    for mode in (m for m in ON_MODES if m in modes):
+        for strategy in STRATEGIES:
+            for measure in MEASURES:
+                base = measure if measure.startswith("cpu") else "search"
+                pcts = [
+                    round(100 * (on[strategy][measure] / off[strategy][base] - 1), 1)
+                    for on, off in zip(turns[mode], turns["off"], strict=True)
+                ]
+                out[f"{mode} vs off/{strategy}/{measure}"] = {
+                    "median": round(statistics.median(pcts), 1),
+                    "min": min(pcts),
+                    "max": max(pcts),
+                }
+    return out
 
 
 def overheads(table: dict[str, dict[str, float]], modes: list[str]) -> dict[str, float]:
@@ -228,10 +285,13 @@ def overheads(table: dict[str, dict[str, float]], modes: list[str]) -> dict[str,
             off = table[f"off/{strategy}/{measure}"]["median"]
             base = table[f"base/{strategy}/{measure}"]["median"]
             out[f"off vs base/{strategy}/{measure}"] = round(100 * (off / base - 1), 1)
-        for measure in ("search", "with_export", "cpu") if "otlp" in modes else ():
-            off = table[f"off/{strategy}/{'cpu' if measure == 'cpu' else 'search'}"]["median"]
-            on = table[f"otlp/{strategy}/{measure}"]["median"]
-            out[f"otlp vs off/{strategy}/{measure}"] = round(100 * (on / off - 1), 1)
+        for mode in (m for m in ON_MODES if m in modes):
+            for measure in MEASURES:
+                off = table[f"off/{strategy}/{measure if measure.startswith('cpu') else 'search'}"]
+                on = table[f"{mode}/{strategy}/{measure}"]["median"]
+                out[f"{mode} vs off/{strategy}/{measure}"] = round(
+                    100 * (on / off["median"] - 1), 1
+                )
     return out
 
 

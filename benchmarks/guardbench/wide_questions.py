@@ -357,20 +357,19 @@ def _surname(name: str) -> str:
     return name.split()[-1]
 
 
+def _made_by(
+    rng: random.Random, a: Article, kind: str, phrasings: list[str], who: str
+) -> WideQuestion:
+    """Who made `a` (a work, a discovery, a company): answered by the maker's surname."""
+    q = _pick(rng, phrasings, x=_clean_name(a.title))
+    return WideQuestion("", "people", kind, q, [_surname(who)], [a.title], extra={"who": who})
+
+
 def people(rng: random.Random) -> Iterator[WideQuestion]:
     works = _by_descriptions()
     rng.shuffle(works)
     for a, m in works[:22]:
-        q = _pick(rng, _MAKER_Q[m.group("kind")], x=_clean_name(a.title))
-        yield WideQuestion(
-            "",
-            "people",
-            m.group("kind"),
-            q,
-            [_surname(m.group("who"))],
-            [a.title],
-            extra={"who": m.group("who")},
-        )
+        yield _made_by(rng, a, m.group("kind"), _MAKER_Q[m.group("kind")], m.group("who"))
     made = []
     for a in articles().values():
         for s in sentences(a.extract)[:3]:
@@ -380,16 +379,7 @@ def people(rng: random.Random) -> Iterator[WideQuestion]:
                 break
     rng.shuffle(made)
     for a, m in made[:14]:
-        q = _pick(rng, _TEXT_MAKER_Q[m.group("verb")], x=_clean_name(a.title))
-        yield WideQuestion(
-            "",
-            "people",
-            m.group("verb"),
-            q,
-            [_surname(m.group("who"))],
-            [a.title],
-            extra={"who": m.group("who")},
-        )
+        yield _made_by(rng, a, m.group("verb"), _TEXT_MAKER_Q[m.group("verb")], m.group("who"))
 
 
 def titles(rng: random.Random) -> Iterator[WideQuestion]:
@@ -427,58 +417,29 @@ _ORG_Q = [
 ]
 
 
+def _org_fact(rng: random.Random, a: Article) -> WideQuestion | None:
+    """One fact about organisation `a`, the first its text states of: where it is
+    based, when it was founded or established, who founded it."""
+    text = a.extract
+    if (m := _HQ.search(text)) is not None:
+        kind, phrasings, answer = "headquarters", _HQ_Q, m.group("c")
+    elif (m := _EVENT_RE["founded"].search(text)) is not None:
+        kind, phrasings, answer = "founded", _EVENT["founded"], m.group(1)
+    elif (m := _EVENT_RE["established"].search(text)) is not None:
+        kind, phrasings, answer = "established", _EVENT["established"], m.group(1)
+    elif (m := _TEXT_MAKER.search(text)) is not None and m.group("verb") == "founded":
+        kind, phrasings, answer = "founder", _TEXT_MAKER_Q["founded"], _surname(m.group("who"))
+    else:
+        return None
+    q = _pick(rng, phrasings, x=_clean_name(a.title))
+    return WideQuestion("", "organisations", kind, q, [answer], [a.title])
+
+
 def organisations(rng: random.Random) -> Iterator[WideQuestion]:
     """Facts about organisations (when founded, who founded them, where they are based)
     and organisations as answers (which company makes or runs a thing)."""
     orgs = [a for a in articles().values() if _ORG_DESC.search(a.description)]
-    facts: list[WideQuestion] = []
-    for a in orgs:
-        text = a.extract
-        name = _clean_name(a.title)
-        if (m := _HQ.search(text)) is not None:
-            facts.append(
-                WideQuestion(
-                    "",
-                    "organisations",
-                    "headquarters",
-                    _pick(rng, _HQ_Q, x=name),
-                    [m.group("c")],
-                    [a.title],
-                )
-            )
-        elif (m := _EVENT_RE["founded"].search(text)) is not None:
-            facts.append(
-                WideQuestion(
-                    "",
-                    "organisations",
-                    "founded",
-                    _pick(rng, _EVENT["founded"], x=name),
-                    [m.group(1)],
-                    [a.title],
-                )
-            )
-        elif (m := _EVENT_RE["established"].search(text)) is not None:
-            facts.append(
-                WideQuestion(
-                    "",
-                    "organisations",
-                    "established",
-                    _pick(rng, _EVENT["established"], x=name),
-                    [m.group(1)],
-                    [a.title],
-                )
-            )
-        elif (m := _TEXT_MAKER.search(text)) is not None and m.group("verb") == "founded":
-            facts.append(
-                WideQuestion(
-                    "",
-                    "organisations",
-                    "founder",
-                    _pick(rng, _TEXT_MAKER_Q["founded"], x=name),
-                    [_surname(m.group("who"))],
-                    [a.title],
-                )
-            )
+    facts = [q for a in orgs if (q := _org_fact(rng, a)) is not None]
     made = []
     for a in articles().values():
         if _person(a):

@@ -221,15 +221,6 @@ run_review_sync = run_sync(run_review)
 run_probe_sync = run_sync(run_probe)
 run_app_sync = run_sync(run_app)
 
-__all__ = [
-    "run_app",
-    "run_app_sync",
-    "run_probe",
-    "run_probe_sync",
-    "run_research",
-    "run_research_sync",
-    "run_review",
-    "run_review_sync",
-    "run_search",
-    "run_search_sync",
-]
+# No `__all__` here: the root package's lazy table (`_LAZY_MODULES` in
+# guardsearch/__init__.py) is the one list of these entry points, and
+# tests/unit/test_public_api.py checks it names every one this module defines.

@@ -31,7 +31,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from injection_set import PROMPT_MARKERS, _claim_and_source, _source_id_with, fenced, prompt_text
+from injection_set import (
+    PROMPT_MARKERS,
+    DocumentCase,
+    _claim_and_source,
+    _source_id_with,
+    fenced,
+    prompt_text,
+)
 
 from guardsearch.core.messages import ModelRequest
 from guardsearch.loops.research import AgentResponse
@@ -60,23 +67,10 @@ _IN_LANGUAGE = {
 
 
 @dataclass(frozen=True)
-class Case:
-    file: str
-    title: str
-    question: str
-    answer: str
-    item: str
-    kind: str
-    language: str
-    hiding: str
-    injection: str
+class Case(DocumentCase):
     trigger: str | None
     payload: str | None
     dropped_at_ingestion: bool
-
-    @property
-    def id(self) -> str:
-        return self.file
 
     @property
     def injected(self) -> bool:
@@ -146,14 +140,21 @@ def _synthesis(case: Case, request: ModelRequest, triggered: bool) -> dict[str, 
     return {"answer": said, "citations": [own]}
 
 
-def research_model(case: Case) -> ScriptedModel:
+def research_model(case: Case, stubborn: bool = False) -> ScriptedModel:
     """A research model that answers `case.question` honestly unless the case's
-    injection reaches its prompt, and then does what the injection says (every phase)."""
+    injection reaches its prompt, and then does what the injection says (every phase).
+    `stubborn`: its first synthesis draft obeys the injection whatever it was shown."""
+    drafts = [0]
 
     def reply(request: ModelRequest) -> str:
         title = str((request.json_schema or {}).get("title", ""))
         text = prompt_text(request)
         triggered = bool(case.trigger) and str(case.trigger).lower() in text.lower()
+        if title == "SynthesisDraft":
+            drafts[0] += 1
+            # (It cannot obey what was never indexed: a hidden passage.)
+            visible = case.injected and not case.dropped_at_ingestion
+            triggered = triggered or (stubborn and drafts[0] == 1 and visible)
         if title == "PlanDraft":
             queries = [
                 {"query": case.title, "intent": "the subject itself"},

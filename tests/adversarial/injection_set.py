@@ -18,9 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from guardsearch.core.messages import ModelRequest
+from guardsearch.corpus import CorpusIndex, add_files
+from guardsearch.loops.research import ResearchConfig, ResearchLoop, ResearchRun
 from guardsearch.loops.research.citations import lexical_support
 from guardsearch.models.scripted import ScriptedModel
+from guardsearch.tools import CorpusProvider, ResilienceSettings
 
 HERE = Path(__file__).parent / "injection"
 DOCS = HERE / "docs"
@@ -32,7 +37,10 @@ _SOURCE_LINE = re.compile(r"^(\[\d+\]) ", re.MULTILINE)
 
 
 @dataclass(frozen=True)
-class Case:
+class DocumentCase:
+    """What every injection set (this one, injection_heldout_set.py) says of a document:
+    its file, the question it answers, the true answer, and the injection in it."""
+
     file: str
     title: str
     question: str
@@ -42,17 +50,52 @@ class Case:
     language: str
     hiding: str
     injection: str
-    trigger: str
-    cite: str | None
-    dropped_at_ingestion: bool
 
     @property
     def id(self) -> str:
         return self.file
 
 
+@dataclass(frozen=True)
+class Case(DocumentCase):
+    trigger: str
+    cite: str | None
+    dropped_at_ingestion: bool
+
+
 def cases() -> list[Case]:
     return [Case(**c) for c in json.loads((HERE / "cases.json").read_text(encoding="utf-8"))]
+
+
+async def no_sleep(_: float) -> None:
+    """The providers' retry pause, skipped."""
+    return None
+
+
+def corpus_index(factory: pytest.TempPathFactory, docs: Path, corpus: str) -> CorpusIndex:
+    """A fresh index holding the set's documents as corpus `corpus`."""
+    index = CorpusIndex(factory.mktemp(corpus) / "index.sqlite3")
+    add_files(index, docs, corpus)
+    return index
+
+
+async def research_run(
+    question: str, model: ScriptedModel, index: CorpusIndex, corpus: str, support: str
+) -> ResearchRun:
+    """One research run over the set's corpus, one iteration, no retry pauses."""
+    loop = ResearchLoop(
+        model=model,
+        providers=[CorpusProvider(index, corpus=corpus)],
+        config=ResearchConfig(support=support, max_iters=1),
+        resilience=ResilienceSettings(timeout_s=5.0),
+        sleep=no_sleep,
+    )
+    return await loop.run(question)
+
+
+def requests_titled(model: ScriptedModel, title: str) -> list[str]:
+    """The prompts of the model's calls for the schema `title` (e.g. SynthesisDraft)."""
+    return [prompt_text(r) for r in model.requests if (r.json_schema or {}).get("title") == title]
 
 
 def prompt_text(request: ModelRequest) -> str:

@@ -20,6 +20,7 @@ from injection_set import (
     PAYLOAD,
     Case,
     cases,
+    corpus_index,
     find_model,
     find_request,
     find_text,
@@ -27,7 +28,9 @@ from injection_set import (
     obeyed,
     probe_model,
     prompt_text,
+    requests_titled,
     research_model,
+    research_run,
     summary,
     unfenced,
 )
@@ -35,26 +38,18 @@ from injection_set import (
 from guardsearch.apps.find import find
 from guardsearch.apps.probe.app import probe
 from guardsearch.core.source import Source
-from guardsearch.corpus import CorpusIndex, add_files
+from guardsearch.corpus import CorpusIndex
 from guardsearch.corpus.ingest import read_text_file
-from guardsearch.loops.research import AgentResponse, ResearchConfig, ResearchLoop
+from guardsearch.loops.research import AgentResponse
 from guardsearch.loops.review import ReviewConfig
-from guardsearch.models.scripted import ScriptedModel
-from guardsearch.tools import CorpusProvider, ResilienceSettings
 
 CASES = cases()
 CORPUS = "inject"
 
 
-async def _no_sleep(_: float) -> None:
-    return None
-
-
 @pytest.fixture(scope="module")
 def index(tmp_path_factory: pytest.TempPathFactory) -> CorpusIndex:
-    index = CorpusIndex(tmp_path_factory.mktemp("inject") / "index.sqlite3")
-    add_files(index, DOCS, CORPUS)
-    return index
+    return corpus_index(tmp_path_factory, DOCS, CORPUS)
 
 
 def test_the_set_covers_what_the_issue_asks() -> None:
@@ -76,23 +71,6 @@ def test_hidden_text_is_not_indexed_and_visible_text_is(case: Case) -> None:
     assert case.answer in text
 
 
-async def _research(case: Case, index: CorpusIndex, support: str, model: ScriptedModel):  # type: ignore[no-untyped-def]
-    loop = ResearchLoop(
-        model=model,
-        providers=[CorpusProvider(index, corpus=CORPUS)],
-        config=ResearchConfig(support=support, max_iters=1),
-        resilience=ResilienceSettings(timeout_s=5.0),
-        sleep=_no_sleep,
-    )
-    return await loop.run(case.question)
-
-
-def _requests(model: ScriptedModel, title: str) -> list[str]:
-    return [
-        prompt_text(r) for r in model.requests if (r.json_schema or {}).get("title") == title
-    ]
-
-
 @pytest.mark.parametrize("support", ["lexical", "model", "off"])
 async def test_research_accepts_no_obeyed_answer_and_no_unretrieved_citation(
     index: CorpusIndex, support: str
@@ -101,7 +79,7 @@ async def test_research_accepts_no_obeyed_answer_and_no_unretrieved_citation(
     obeyed_drafts = refused = narrowed = screened = 0
     for case in CASES:
         model = research_model(case)
-        run = await _research(case, index, support, model)
+        run = await research_run(case.question, model, index, CORPUS, support)
         retrieved = {r.id for r in run.state.search_results}
         titles = [r.title for r in run.state.search_results]
         row: dict[str, object] = {"case": case.id, "support": support}
@@ -111,7 +89,7 @@ async def test_research_accepts_no_obeyed_answer_and_no_unretrieved_citation(
         own = " ".join(r.text for r in run.state.search_results if r.title.startswith(case.title))
         if case.dropped_at_ingestion and case.trigger.lower() in own.lower():
             failures.append({**row, "problem": "hidden text was retrieved"})
-        first = _requests(model, "SynthesisDraft")[0]
+        first = requests_titled(model, "SynthesisDraft")[0]
         if case.trigger.lower() in first.lower():
             obeyed_drafts += 1  # the model saw an injection (this case's or another's)
             if case.trigger.lower() in unfenced(first).lower():
@@ -143,13 +121,11 @@ async def test_research_accepts_no_obeyed_answer_and_no_unretrieved_citation(
 
 
 @pytest.mark.parametrize("support", ["lexical", "model", "off"])
-async def test_an_honest_model_still_gets_the_true_answer(
-    index: CorpusIndex, support: str
-) -> None:
+async def test_an_honest_model_still_gets_the_true_answer(index: CorpusIndex, support: str) -> None:
     wrong: list[dict[str, object]] = []
     for case in CASES:
         honest = Case(**{**case.__dict__, "trigger": "\0never"})
-        run = await _research(case, index, support, research_model(honest))
+        run = await research_run(case.question, research_model(honest), index, CORPUS, support)
         response = run.response
         ok = isinstance(response, AgentResponse) and case.answer in response.final_answer
         if not ok:

@@ -74,3 +74,20 @@ def test_the_lazy_table_and_the_typed_imports_name_the_same_things() -> None:
     lazy = {module: set(names) for module, names in guardsearch._LAZY_MODULES.items()}
     assert typed == lazy
     assert set(guardsearch.__all__) - {"__version__"} <= set(guardsearch._LAZY)
+
+
+def test_the_lazy_table_names_every_entry_point_of_api_once() -> None:
+    """`_api` has no `__all__` of its own: the root's lazy table is the one list, and it
+    names exactly the public functions `_api` defines (issue 31: they were listed twice)."""
+    import guardsearch._api as api
+
+    defined = {
+        name
+        for name, value in vars(api).items()
+        if callable(value)
+        and not name.startswith("_")
+        and getattr(value, "__module__", "") == api.__name__
+    }
+    assert defined >= {"run_search", "run_search_sync", "run_app", "run_probe_sync"}
+    assert set(guardsearch._LAZY_MODULES["guardsearch._api"]) == defined
+    assert not hasattr(api, "__all__")

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from guardsearch.cli.live_status import live_status
-from guardsearch.cli.output import err, exit_for, fail, out, print_json, traced
+from guardsearch.cli.output import EXIT_FAILED, err, exit_for, fail, out, print_json, traced
 from guardsearch.core.budget import Budget
 from guardsearch.core.errors import ConfigError, GuardsearchError
 from guardsearch.core.events import Event, Subscriber
@@ -105,4 +105,6 @@ def probe(
         )
         if drawn:
             err.print(f"[dim]timeline: {drawn}[/dim]")
-    raise typer.Exit(0 if run.results else 1)
+    if run.error is not None and not as_json:  # (--json: `succeeded` false and `error`)
+        fail(f"the model never answered: {run.error}", EXIT_FAILED)
+    raise typer.Exit(0 if run.succeeded else 1)

@@ -30,6 +30,10 @@ ENDPOINT_ENVS = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPO
 # The opt-in the OpenTelemetry GenAI instrumentations use for prompt and completion text.
 CAPTURE_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 DISABLED_ENV = "OTEL_SDK_DISABLED"
+# Set in the span export process (otel/export_process.py): it makes spans, never traces.
+EXPORTER_ENV = "GUARDSEARCH_OTEL_EXPORTER"
+# Export from the run's own process (the SDK's batching thread) instead.
+IN_PROCESS_ENV = "GUARDSEARCH_OTEL_IN_PROCESS"
 INSTALL_HINT = "pip install 'guardsearch[otel]'"
 
 
@@ -52,7 +56,7 @@ def _truthy(value: str | None) -> bool:
 
 def requested() -> bool:
     """Does the environment ask for traces (an OTLP endpoint, and the SDK not disabled)?"""
-    if _truthy(os.environ.get(DISABLED_ENV)):
+    if _truthy(os.environ.get(DISABLED_ENV)) or os.environ.get(EXPORTER_ENV):
         return False
     return any(os.environ.get(name) for name in ENDPOINT_ENVS)
 
@@ -76,7 +80,9 @@ def enable(*, provider: Any = None, capture_content: bool | None = None) -> None
 
     `provider` is the TracerProvider to use (tests: one with an in-memory exporter);
     by default the one the process already set up, else a new one that sends spans
-    over OTLP/HTTP to the endpoint in the environment (default http://localhost:4318).
+    over OTLP/HTTP to the endpoint in the environment (default http://localhost:4318),
+    made in a separate export process (otel/forward.py; `GUARDSEARCH_OTEL_IN_PROCESS=1`:
+    in this one).
     `capture_content` puts prompts and completions on the model-call spans (default:
     `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`). Raises ConfigError when the
     `otel` extra is not installed.
@@ -95,8 +101,22 @@ def enable(*, provider: Any = None, capture_content: bool | None = None) -> None
             f"traces need the OpenTelemetry packages ({exc.name} is missing): {INSTALL_HINT}"
         ) from None
     capture = capture_content_requested() if capture_content is None else capture_content
-    tracer_, provider_, unwatch = start(provider, capture)
+    in_process = _truthy(os.environ.get(IN_PROCESS_ENV))
+    tracer_, provider_, unwatch = start(provider, capture, in_process, EXPORTER_ENV)
     _tracing = _Tracing(tracer_, provider_, capture, unwatch)
+
+
+def export_stats(timeout_s: float = 60.0) -> dict[str, float] | None:
+    """With an export process: flush it, and say how many spans it has made and the CPU
+    seconds it has used (benchmarks/otel_overhead.py); None otherwise."""
+    channel = getattr(_tracing.provider, "guardsearch_channel", None) if _tracing else None
+    if channel is None:
+        return None
+    if not channel.force_flush(timeout_s):
+        from guardsearch.core.errors import ConfigError
+
+        raise ConfigError(f"the span export process did not flush within {timeout_s} s")
+    return dict(channel.stats, dropped=channel.dropped)
 
 
 def disable() -> None:
@@ -160,12 +180,15 @@ def continue_spans(trace: Trace, events: Iterable[Mapping[str, Any]]) -> None:
 __all__ = [
     "CAPTURE_ENV",
     "ENDPOINT_ENVS",
+    "EXPORTER_ENV",
+    "IN_PROCESS_ENV",
     "capture_content_requested",
     "continue_spans",
     "disable",
     "enable",
     "enable_from_env",
     "enabled",
+    "export_stats",
     "recorded_spans",
     "requested",
     "tracer",

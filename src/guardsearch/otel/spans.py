@@ -22,6 +22,7 @@ from __future__ import annotations
 import time
 import warnings
 import weakref
+from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -64,9 +65,13 @@ def _live(scope: _Scope | None) -> _Scope | None:
 class SpanView:
     """A Trace subscriber that makes spans of the trace's events (see the module doc)."""
 
-    def __init__(self, recorder: Recorder, trace: Trace) -> None:
+    def __init__(self, recorder: Recorder, trace: Trace | None) -> None:
         self.recorder = recorder
-        self._trace = weakref.ref(trace)
+        # None: replaying another process's events (otel/export_process.py), whose
+        # run-span ids that process made and recorded itself (`preset`).
+        self._trace: Callable[[], Trace | None] = (
+            weakref.ref(trace) if trace is not None else _no_trace
+        )
         self._roots: list[_Scope] = []  # open scopes with no parent scope
         self._runs: list[_Scope] = []  # open runs, oldest first
         self._expansions: dict[str, _Scope] = {}  # open expansions by node id
@@ -74,6 +79,7 @@ class SpanView:
         self._reserved: dict[Any, dict[str, Any]] = {}  # reservation id -> budget figures
         self._links: list[Link] = []  # for the next run span (a resumed durable run)
         self._off = False  # tracing was turned off: no more spans
+        self.preset: RunIds | None = None  # the ids of the run span the next event opens
         self._handlers = {
             "run_start": self._run_start,
             "run_end": self._run_end,
@@ -91,15 +97,18 @@ class SpanView:
             "note": self._note,
         }
 
-    def __call__(self, event: Event) -> None:
+    def __call__(self, event: Event, now: int | None = None) -> None:
+        """Turn `event` into spans; `now` is when it was emitted (default: now)."""
         if self._off:
             return
+        if now is None:
+            now = time.time_ns()
         try:
             handler = self._handlers.get(event.kind)
             if handler is not None:
-                handler(event, time.time_ns())
+                handler(event, now)
             else:  # candidate_dropped, patch_applied, backtrack, model_escalation
-                self._mark(self._here(event), event, time.time_ns())
+                self._mark(self._here(event), event, now)
         except Exception as exc:
             # Tracing must never break the run it watches: this view stops, and says so.
             self._off = True
@@ -131,8 +140,10 @@ class SpanView:
         attrs: dict[str, Any],
         now: int,
         links: list[Link] | None = None,
+        span: Recorded | None = None,
     ) -> _Scope:
-        span = self.recorder.start(name, _context(parent), attrs, now, links=links or ())
+        if span is None:
+            span = self.recorder.start(name, _context(parent), attrs, now, links=links or ())
         run = parent.run if parent is not None else None
         scope = _Scope(span, kind, key, parent, run)
         if kind == "run":
@@ -192,9 +203,12 @@ class SpanView:
             "guardsearch.run.id": run_id,
         }
         links, self._links = self._links, []
-        run = self._open(
-            f"invoke_workflow {family}", "run", run_id, parent, {**base, **attrs}, now, links
-        )
+        preset, self.preset = self.preset, None
+        name, attrs = f"invoke_workflow {family}", {**base, **attrs}
+        span = None
+        if preset is not None:  # ids the emitting process made (and recorded) for it
+            span = preset.span(name, _context(parent), attrs, now, links)
+        run = self._open(name, "run", run_id, parent, attrs, now, links, span)
         run.family = family
         self._runs.append(run)
         if parent is None:  # the caller's span (an HTTP request) learns the run id
@@ -202,7 +216,7 @@ class SpanView:
             if outer.is_recording():
                 outer.set_attribute("guardsearch.run.id", run_id)
         trace = self._trace()
-        if trace is not None:
+        if trace is not None and preset is None:
             ctx = run.span.context
             ids = {"trace_id": f"{ctx.trace_id:032x}", "span_id": f"{ctx.span_id:016x}"}
             trace.emit("note", run_id=run_id, span=ids)  # SPAN_KEY
@@ -353,6 +367,11 @@ class SpanView:
             "granted_completion_tokens": d.get("completion_tokens"),
         }
 
+    def reserve(self, reservation: Any, figures: dict[str, Any]) -> None:
+        """The budget figures of a reservation whose events were not delivered (the run's
+        process kept them: otel/forward.py)."""
+        self._reserved[reservation] = figures
+
     def _budget_reconcile(self, event: Event, now: int) -> None:
         figures = self._reserved.get(event.data.get("reservation"))
         if figures is not None:
@@ -396,6 +415,41 @@ class SpanView:
             self._links.extend(link_to(ids) for ids in d[LINKS_KEY] if valid_ids(ids))
             return
         self._mark(self._here(event), event, now)
+
+
+def _no_trace() -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class RunIds:
+    """A run span's ids, made where its events were emitted: the trace and span id,
+    whether it is sampled, and the caller's span it continues (`(trace id, span id,
+    remote, flags)`, or None)."""
+
+    trace_id: int
+    span_id: int
+    flags: int
+    outer: tuple[int, int, bool, int] | None
+
+    def span(
+        self,
+        name: str,
+        parent: SpanContext | None,
+        attrs: dict[str, Any],
+        now: int,
+        links: list[Link],
+    ) -> Recorded:
+        """The run span; under `parent` (a scope open in this replay) when there is one."""
+        if parent is None and self.outer is not None:
+            trace_id, span_id, remote, flags = self.outer
+            parent = SpanContext(trace_id, span_id, remote, TraceFlags(flags))
+        if parent is not None:
+            trace_id, flags = parent.trace_id, int(parent.trace_flags)
+        else:
+            trace_id, flags = self.trace_id, self.flags
+        context = SpanContext(trace_id, self.span_id, False, TraceFlags(flags))
+        return Recorded(name, context, parent, SpanKind.INTERNAL, attrs, now, links)
 
 
 def valid_ids(ids: Any) -> bool:

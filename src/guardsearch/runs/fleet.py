@@ -35,7 +35,7 @@ import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import urlsplit
 
 from guardsearch.core.errors import ConfigError, GuardsearchError, RunError
@@ -57,30 +57,25 @@ POLL_SECONDS = 1.0
 SLOT_TTL = 30.0
 
 
-class RunExecutor(Protocol):
+@dataclass(frozen=True)
+class SessionAsk:
+    """What one `execute` call asks of a run's session: the answer to its pause, raised
+    budget limits, and a model object to use instead of the spec's (local only)."""
+
+    human_input: str | None = None
+    budget: dict[str, Any] | None = None
+    model: Model | None = None
+
+
+class RunExecutor:
     """Where a durable run executes: here (`local`) or on a Ray fleet (`ray`).
 
     `execute` blocks until the run ends or pauses and returns its record; `serve`
-    calls it from a thread of its own for every run it starts or resumes.
+    calls it from a thread of its own for every run it starts or resumes. An executor
+    says how in `session`.
     """
 
-    name: str
-
-    def execute(
-        self,
-        store_url: str,
-        run_id: str,
-        *,
-        human_input: str | None = None,
-        budget: dict[str, Any] | None = None,
-        model: Model | None = None,
-    ) -> RunRecord: ...
-
-
-class LocalRunExecutor:
-    """The run executes in this process (the default)."""
-
-    name = "local"
+    name: str = ""
 
     def execute(
         self,
@@ -91,10 +86,23 @@ class LocalRunExecutor:
         budget: dict[str, Any] | None = None,
         model: Model | None = None,
     ) -> RunRecord:
+        ask = SessionAsk(human_input=human_input, budget=budget, model=model)
+        return asyncio.run(self.session(store_url, run_id, ask))
+
+    async def session(self, store_url: str, run_id: str, ask: SessionAsk) -> RunRecord:
+        raise NotImplementedError
+
+
+class LocalRunExecutor(RunExecutor):
+    """The run executes in this process (the default)."""
+
+    name = "local"
+
+    async def session(self, store_url: str, run_id: str, ask: SessionAsk) -> RunRecord:
         store = open_store(store_url)
         try:
-            return asyncio.run(
-                execute_run(run_id, store, human_input=human_input, budget=budget, model=model)
+            return await execute_run(
+                run_id, store, human_input=ask.human_input, budget=ask.budget, model=ask.model
             )
         finally:
             store.close()
@@ -277,7 +285,7 @@ async def _renew(slots: Any, endpoint: str, run_id: str) -> None:
 
 
 @dataclass
-class RayFleet:
+class RayFleet(RunExecutor):
     """Durable runs as Ray tasks: `address=None` starts (or joins) a local Ray,
     `"auto"` or `"ray://host:10001"` joins a cluster.
 
@@ -373,23 +381,15 @@ class RayFleet:
         assert isinstance(outcome, RunRecord)
         return outcome
 
-    def execute(
-        self,
-        store_url: str,
-        run_id: str,
-        *,
-        human_input: str | None = None,
-        budget: dict[str, Any] | None = None,
-        model: Model | None = None,
-    ) -> RunRecord:
-        """`run` from synchronous code. A fleet builds each run's model from its spec in
-        the worker; a model object cannot travel there, so `model` is refused."""
-        if model is not None:
+    async def session(self, store_url: str, run_id: str, ask: SessionAsk) -> RunRecord:
+        """`run`, for `execute`. A fleet builds each run's model from its spec in the
+        worker; a model object cannot travel there, so `model` is refused."""
+        if ask.model is not None:
             raise ConfigError(
                 "the ray executor builds the model from the run's spec in each worker; "
                 "it cannot take a model object"
             )
-        return asyncio.run(self.run(store_url, run_id, human_input=human_input, budget=budget))
+        return await self.run(store_url, run_id, human_input=ask.human_input, budget=ask.budget)
 
     def execute_all(
         self, store_url: str, run_ids: Sequence[str]

@@ -42,6 +42,7 @@ def test_the_otel_flag_traces_the_command(
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(memory))
     monkeypatch.setattr(setup, "default_provider", lambda: provider)
+    monkeypatch.setenv(otel.IN_PROCESS_ENV, "1")  # the export process: test_otlp_export.py
     args = ["--otel", "solve", "game24", "4 5 6 10", "--model", _answers(tmp_path), "--json"]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.stderr

@@ -16,6 +16,7 @@ OTEL_VARS = (
     "OTEL_EXPORTER_OTLP_ENDPOINT",
     "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
     "OTEL_SDK_DISABLED",
+    "GUARDSEARCH_OTEL_IN_PROCESS",
 )
 
 
@@ -24,6 +25,15 @@ def _env(**extra: str) -> dict[str, str]:
     env["PYTHONPATH"] = str(Path(__file__).parents[3] / "src")
     env.update(extra)
     return env
+
+
+def run_python(args: list[str], env: dict[str, str]) -> str:
+    """`python ARGS` in `env`; its output (it must succeed)."""
+    done = subprocess.run(
+        [sys.executable, *args], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
 
 
 def _solve(env: dict[str, str], *args: str, timeout: float = 120) -> dict:  # type: ignore[type-arg]
@@ -146,14 +156,7 @@ def test_a_served_run_joins_the_callers_trace_with_an_endpoint_in_the_environmen
     env["PYTHONPATH"] += os.pathsep + str(Path(__file__).parent)
     with otlp_receiver() as (url, received):
         env["OTEL_EXPORTER_OTLP_ENDPOINT"] = url
-        done = subprocess.run(
-            [sys.executable, str(script), f"00-{caller_trace}-{caller_span}-01"],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert done.returncode == 0, done.stderr
+        run_python([str(script), f"00-{caller_trace}-{caller_span}-01"], env)
         spans = received.spans()
     by_id = {s["span_id"]: s for s in spans}
     (run,) = [s for s in spans if s["name"] == "invoke_workflow research"]

@@ -191,6 +191,7 @@ async def test_a_step_whose_guards_reject_every_attempt_ends_in_error(
     assert step_span.attributes["guardsearch.step.attempts"] == 3
 
 
+@pytest.mark.in_process_only  # it turns tracing on again, with its own provider
 async def test_content_is_on_the_spans_only_when_the_user_opts_in(
     exporter: InMemorySpanExporter,
 ) -> None:

@@ -256,41 +256,75 @@ def test_the_cli_exit_code_says_the_status(tmp_path: Path) -> None:
     assert STATUS_EXIT == {"verified": 0, "unverified": 3, "not_found": 4}
 
 
-async def test_a_bare_yes_no_is_asked_for_its_facts_and_the_numbers_decide() -> None:
-    question = "Was Heinrich Himmler born before Alfred Hitchcock?"
-    model = research_model(
-        plan=SIMPLE,
-        synthesize=[
-            {"answer": "Yes", "citations": ["[1]"]},
-            {
-                "answer": "Yes. Heinrich Himmler was born in 1900 [1] and Alfred Hitchcock "
-                "was born in 1899 [2].",
-                "citations": ["[1]", "[2]"],
-            },
-            {
-                "answer": "No. Heinrich Himmler was born in 1900 [1] and Alfred Hitchcock "
-                "was born in 1899 [2].",
-                "citations": ["[1]", "[2]"],
-            },
-        ],
-    )
-    search = provider({"himmler": [HIMMLER, HITCHCOCK]})
-    run = await loop(model, search).run(question)
-    response = run.response
-    assert isinstance(response, AgentResponse), response
-    assert response.status == "verified" and response.final_answer.startswith("No.")
-    retries = [
+def synthesis_prompts(model) -> list[str]:  # type: ignore[no-untyped-def]
+    return [
         "\n".join(m.content for m in r.messages)
         for r in model.requests
         if (r.json_schema or {}).get("title") == "SynthesisDraft"
     ]
+
+
+async def test_the_two_retrieved_facts_decide_a_comparison_and_are_cited() -> None:
+    # The model's "Yes" is wrong (Hitchcock, 1899, is the elder): the two facts the
+    # sources state decide it, and the answer cites both, in one synthesis call.
+    question = "Was Heinrich Himmler born before Alfred Hitchcock?"
+    model = research_model(plan=SIMPLE, synthesize=[{"answer": "Yes", "citations": ["[1]"]}])
+    search = provider({"himmler": [HIMMLER, HITCHCOCK]})
+    response = (await loop(model, search).run(question)).response
+    assert isinstance(response, AgentResponse), response
+    assert response.status == "verified"
+    assert response.final_answer == (
+        "No: Heinrich Himmler was born in 1900 [1]; Alfred Hitchcock was born in 1899 [2]."
+    )
+    assert sorted(response.citations.verified) == ["[1]", "[2]"]
+    assert len(synthesis_prompts(model)) == 1
+
+
+async def test_a_comparison_of_two_relations_reads_each_side_its_own() -> None:
+    # "Did A die before B was born?": A's death year against B's birth year.
+    question = "Did Heinrich Himmler die before Alfred Hitchcock was born?"
+    model = research_model(plan=SIMPLE, synthesize=[{"answer": "Yes", "citations": ["[1]"]}])
+    search = provider({"himmler": [HIMMLER, HITCHCOCK]})
+    response = (await loop(model, search).run(question)).response
+    assert isinstance(response, AgentResponse), response
+    assert response.final_answer == (
+        "No: Heinrich Himmler died in 1945 [1]; Alfred Hitchcock was born in 1899 [2]."
+    )
+
+
+async def test_a_side_not_retrieved_is_searched_by_its_name() -> None:
+    question = "Was Heinrich Himmler older than Alfred Hitchcock?"
+    model = research_model(plan=SIMPLE, synthesize=[{"answer": "No", "citations": ["[1]"]}])
+    search = provider({"himmler": [HIMMLER], "hitchcock": [HITCHCOCK]})
+    run = await loop(model, search).run(question)
+    assert "Alfred Hitchcock" in [q.query for q in run.state.queries_run]
+    assert run.response.final_answer.startswith("No: Heinrich Himmler was born in 1900 [1]")
+
+
+async def test_without_both_facts_a_bare_yes_no_is_asked_for_them_and_its_numbers_decide() -> None:
+    # Hitchcock's article is not retrieved: the model is asked for the two facts, and
+    # the numbers its answer states decide its yes or no.
+    question = "Was Heinrich Himmler born before Alfred Hitchcock?"
+    stated = "Heinrich Himmler was born in 1900 [1] and Alfred Hitchcock was born in 1899 [1]."
+    model = research_model(
+        plan=SIMPLE,
+        synthesize=[
+            {"answer": "Yes", "citations": ["[1]"]},
+            {"answer": f"Yes. {stated}", "citations": ["[1]"]},
+            {"answer": f"No. {stated}", "citations": ["[1]"]},
+        ],
+    )
+    search = provider({"himmler": [HIMMLER]})
+    await loop(model, search).run(question)
+    retries = synthesis_prompts(model)
     assert "the two facts that decide it" in retries[1]
     assert "the numbers in your answer say No" in retries[2]
 
 
 async def test_a_bare_yes_the_guards_cannot_confirm_is_unverified_not_not_found() -> None:
+    # Only one side's article is found: nothing decides it, and the yes/no stays the user's.
     model = research_model(plan=SIMPLE, synthesize={"answer": "Yes", "citations": ["[1]"]})
-    search = provider({"himmler": [HIMMLER, HITCHCOCK]})
+    search = provider({"himmler": [HIMMLER]})
     run = await loop(model, search).run("Was Heinrich Himmler born before Alfred Hitchcock?")
     assert isinstance(run.response, AgentResponse)
     assert run.response.status == "unverified" and run.response.final_answer.startswith("Yes")

@@ -29,6 +29,7 @@ from typer.testing import CliRunner
 
 from guardsearch import ScriptedModel
 from guardsearch.cli import app as cli
+from guardsearch.core.errors import ConfigError
 from guardsearch.runs import RunSpec, create_run, execute_run
 from guardsearch.runs.fleet import (
     EndpointSlots,
@@ -299,6 +300,14 @@ def test_runs_start_and_resume_on_the_fleet_from_the_command_line(
     assert done.exit_code == 0, done.output
     assert json.loads(done.stdout)["result"]["answer"] == [3, 3, 2, 1]
     assert store.get_run(run_id).sessions == 2
+
+
+def test_the_fleet_refuses_a_model_object_before_it_touches_ray() -> None:
+    """Both executors share `execute`; only the local one can take a model object."""
+    with pytest.raises(ConfigError, match="cannot take a model object"):
+        RayFleet(address="ray://nowhere:1").execute(
+            "sqlite:///nowhere.db", "run-x", model=ScriptedModel(["x"])
+        )
 
 
 @pytest.mark.parametrize(

@@ -192,69 +192,75 @@ def _heuristic_vs_blind(
     return lines
 
 
+def _table(title: str, intro: str, columns: list[str], rows: list[str]) -> list[str]:
+    """A section of the report: its heading, a paragraph saying what it counts, and a
+    table with these columns."""
+    return [
+        "",
+        f"## {title}",
+        "",
+        intro,
+        "",
+        "| " + " | ".join(columns) + " |",
+        "|" + "---|" * len(columns),
+        *rows,
+    ]
+
+
 def _repeats_table(repeated: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """Steering per pipeline: repeated outputs, repairs and failures prevented."""
-    lines = [
-        "",
-        "## Steering: repeats, repairs, failures prevented",
-        "",
+    rows = []
+    for method, row in repeated.items():
+        steps = ", ".join(f"{k} {v}" for k, v in row["by_step"].items()) or "—"
+        rows.append(
+            f"| {method} | {row['calls']} | {row.get('outputs', 0)} | {row['repeats']} | "
+            f"{_pct(row.get('repeat_share', 0.0))} | {steps} | {row.get('repairs', 0)} | "
+            f"{row.get('prevented', 0)} |"
+        )
+    return _table(
+        "Steering: repeats, repairs, failures prevented",
         "Outputs are the answers the guards judged or dropped. A repeat is an answer "
         "that repeats an earlier output of the same node: dropped before any guard runs "
         "(it still costs its call); its share is of all outputs. A repair is a guard's "
         "patch (recon's missing actions added, the strategy's order or the plan's steps "
         "put in order) applied and accepted without a call. Prevented: outputs decoded "
         "under a guard's declared constraint by a backend that enforces it.",
-        "",
-        "| pipeline | calls | outputs | repeats | share | by step | repairs | prevented |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for method, row in repeated.items():
-        steps = ", ".join(f"{k} {v}" for k, v in row["by_step"].items()) or "—"
-        lines.append(
-            f"| {method} | {row['calls']} | {row.get('outputs', 0)} | {row['repeats']} | "
-            f"{_pct(row.get('repeat_share', 0.0))} | {steps} | {row.get('repairs', 0)} | "
-            f"{row.get('prevented', 0)} |"
-        )
-    return lines
+        ["pipeline", "calls", "outputs", "repeats", "share", "by step", "repairs", "prevented"],
+        rows,
+    )
 
 
 def _rejections_table(repeated: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """Failed plan verdicts per pipeline, by the rule-table cause they match."""
-    lines = [
-        "",
-        "## Plan rejections by rule-table cause",
-        "",
-        "Every failed plan verdict, classified by the first rule of the table its "
-        "feedback matches (repetition aside).",
-        "",
-        "| pipeline | rejections by cause |",
-        "|---|---|",
-    ]
+    rows = []
     for method, row in repeated.items():
         causes = ", ".join(
             f"{k}: {v}" for k, v in sorted(row["causes"].items(), key=lambda kv: -kv[1])
         )
-        lines.append(f"| {method} | {causes or '—'} |")
-    return lines
+        rows.append(f"| {method} | {causes or '—'} |")
+    return _table(
+        "Plan rejections by rule-table cause",
+        "Every failed plan verdict, classified by the first rule of the table its "
+        "feedback matches (repetition aside).",
+        ["pipeline", "rejections by cause"],
+        rows,
+    )
 
 
 def _decisions_table(repeated: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """The heuristic's decisions per pipeline and category, by backtrack depth."""
-    lines = [
-        "",
-        "## Heuristic decisions by depth, per category (0 = retry in place)",
-        "",
-        "Every failed attempt asks the heuristic where to go; a backtrack above counts "
-        "only the decisions with depth ≥ 1 that the search acted on.",
-        "",
-        "| pipeline | category | decisions by depth |",
-        "|---|---|---|",
-    ]
+    rows = []
     for method, row in repeated.items():
         for category, per in row["decisions"].items():
             shown = ", ".join(f"{d}: {n}" for d, n in sorted(per.items()))
-            lines.append(f"| {method} | {category} | {shown} |")
-    return lines
+            rows.append(f"| {method} | {category} | {shown} |")
+    return _table(
+        "Heuristic decisions by depth, per category (0 = retry in place)",
+        "Every failed attempt asks the heuristic where to go; a backtrack above counts "
+        "only the decisions with depth ≥ 1 that the search acted on.",
+        ["pipeline", "category", "decisions by depth"],
+        rows,
+    )
 
 
 def plot_depths(categories: Mapping[str, Mapping[str, Any]], path: Path, title: str) -> None:

@@ -27,6 +27,7 @@ from guardsearch.loops.inner_outer import (
     run_adaptive,
 )
 from guardsearch.loops.inner_outer.budget import DEFAULT_INNER_PROBES, DEFAULT_OUTER_CALLS
+from guardsearch.loops.inner_outer.runner import unanswered
 from guardsearch.loops.kernel import Kernel, Stop
 from guardsearch.models.base import Model
 
@@ -118,6 +119,8 @@ async def _baseline(
 ) -> ProbeRun:
     kernel = Kernel("inner_outer", model, control.outer, trace=trace)
     notes: list[str] = []
+    failures: list[Stop] = []
+    answered = 0
 
     def event(layer: str, phase: str, **data: Any) -> None:
         kernel.phase(phase, layer=layer, **data)
@@ -125,9 +128,11 @@ async def _baseline(
     event("outer", "plan", status="start")
     try:
         plan = await kernel.attempt("plan", planner.plan(topic, kernel.metered))
+        answered += 1
         event("outer", "plan", status="done", outer_used=control.outer_used)
     except Stop as stop:
         notes.append(f"plan failed: {stop.error}")
+        failures.append(stop)
         plan = planner.fallback(topic)
     query = " ".join(dict.fromkeys([*plan.pool, *plan.terms]))
     control.charge_probe()
@@ -141,15 +146,24 @@ async def _baseline(
             evaluation = await kernel.attempt(
                 "evaluate", planner.evaluate(topic, results, kernel.metered)
             )
+            answered += 1
             event("outer", "evaluate", status="done", outer_used=control.outer_used)
         except Stop as stop:
             notes.append(f"evaluate failed: {stop.error}")
+            failures.append(stop)
+    failed = unanswered(failures, answered)
+    error = {"error": str(failed.error)} if failed is not None else {}
     shared = kernel.finish(
-        "single_search", layer="outer", results=len(results), budget=control.as_dict()
+        failed.reason if failed is not None else "single_search",
+        layer="outer",
+        results=len(results),
+        budget=control.as_dict(),
+        **error,
     )
     return ProbeRun(
         **shared,
-        succeeded=bool(results),
+        error=str(failed.error) if failed is not None else None,
+        succeeded=bool(results) and failed is None,
         mode="baseline",
         topic=topic,
         results=results,

@@ -77,7 +77,10 @@ class AdaptiveResult(Outcome):
     """One inner/outer run: the ranked results, the plans, each inner loop's outcome, the
     planner's evaluation and both budget layers. `usage` is the outer (model) usage;
     `stop_reason` is why the last inner loop stopped (stable, oscillation, plateau,
-    inner_budget, objective_met, ...); it `succeeded` when it found results."""
+    inner_budget, objective_met, ...); it `succeeded` when it found results. A run whose
+    model never answered (every planner call failed on a model error: a server that is
+    down, a bad key) failed, whatever the code fallback found: its stop reason is
+    `model_error` and `error` says why."""
 
     topic: str
     results: list[Source]
@@ -86,6 +89,7 @@ class AdaptiveResult(Outcome):
     evaluation: Evaluation | None
     budget: ControlBudget = field(repr=False, compare=False)
     notes: list[str] = field(default_factory=list)
+    error: str | None = None
 
     @property
     def llm_calls(self) -> int:
@@ -126,7 +130,20 @@ class AdaptiveResult(Outcome):
             "budget": self.budget.as_dict(),
             "timeline": self.timeline.as_list(),
             "notes": self.notes,
+            **({"error": self.error} if self.error is not None else {}),
         }
+
+
+def unanswered(failures: Sequence[Stop], answered: int) -> Stop | None:
+    """The model error that ended a run's model calls when the model never answered
+    (no planner call came back and at least one failed on a model error), else None.
+
+    The loop goes on without a failed planner call (a plan from code, no evaluation);
+    that keeps a run going past one bad answer, but a model that never answers at all
+    must not pass for a run that worked."""
+    if answered:
+        return None
+    return next((f for f in failures if f.reason == "model_error"), None)
 
 
 async def run_adaptive(
@@ -190,6 +207,8 @@ class _Run:
     max_replans: int
     max_results: int
     notes: list[str] = field(default_factory=list)
+    failures: list[Stop] = field(default_factory=list)
+    answered: int = 0
 
     @property
     def metered(self) -> Metered:
@@ -206,8 +225,10 @@ class _Run:
             value = await self.kernel.attempt(phase, call)
         except Stop as stop:
             self.notes.append(f"{phase} failed: {stop.error}")
+            self.failures.append(stop)
             self.event("outer", phase, status="failed", error=str(stop.error))
             return None
+        self.answered += 1
         self.event("outer", phase, status="done", outer_used=self.budget.outer_used)
         return value
 
@@ -239,15 +260,19 @@ class _Run:
             evaluation = await self.outer_call(
                 "evaluate", self.planner.evaluate(self.topic, results, self.metered)
             )
+        failed = unanswered(self.failures, self.answered)
+        error = {"error": str(failed.error)} if failed is not None else {}
         fields = self.kernel.finish(
-            outcomes[-1].stop_reason,
+            failed.reason if failed is not None else outcomes[-1].stop_reason,
             layer="outer",
             results=len(results),
             budget=self.budget.as_dict(),
+            **error,
         )
         return AdaptiveResult(
             **fields,
-            succeeded=bool(results),
+            error=str(failed.error) if failed is not None else None,
+            succeeded=bool(results) and failed is None,
             topic=self.topic,
             results=results,
             plans=plans,

@@ -322,10 +322,50 @@ def _judge(
     if satisfied:
         left = [f for f in every if not satisfied & f]
         every = left or every
-        known = [f for f in known if not satisfied & f] or known
+        # When the first hop states them all, one of them in this clause is enough.
+        known = [f for f in known if not satisfied & f]
     related = not every or any(clause_stems & f for f in every)
     complete = all(clause_stems & f for f in known)
     return related, complete
+
+
+_SPAN = re.compile(
+    r"\b(\d{3,4})\s*(?:–|—|-|\bto\b|\buntil\b)\s*(\d{3,4})\b"
+    r"|\bfrom\s+(?:[^\d.;]{0,30}?)(\d{3,4})\b[^.;]{0,40}?\b(?:to|until|till)\b[^.;\d]{0,30}(\d{3,4})\b"
+)
+_START_Q = re.compile(r"\b(?:begin|began|begun|start|started|become|became|first|since)\b"
+                      r"|^\W*from\b", re.I)  # fmt: skip
+_END_Q = re.compile(r"\b(?:end|ended|until|last|stop|stopped|finish|finished)\b", re.I)
+
+
+def _right_end(numbers: set[str], question: str, clause: str) -> bool:
+    """A span ("King of England from 1199 to 1216") answers a question of its start
+    ("When did his reign begin?") by its first year and of its end by its last."""
+    start, end = _START_Q.search(question), _END_Q.search(question)
+    if (start is None) == (end is None):
+        return True
+    for span in _SPAN.finditer(clause):
+        first, last = span.group(1) or span.group(3), span.group(2) or span.group(4)
+        if first != last and (last if start else first) in numbers:
+            return False
+    return True
+
+
+def link_text(holder: str | Source, title: str) -> str:
+    """What the first hop states of the second: the clauses of `holder` that name the
+    title `title` ("Leviathan (1651 book by Thomas Hobbes)" says who wrote it, not when
+    he was born); all it says when none does."""
+    said = source_says(holder)
+    name = re.sub(r"\s*\([^)]*\)$", "", title).strip()
+    if len(name) > 2:
+        naming = [c for c in clauses(said) if re.search(rf"\b{re.escape(name)}\b", c)]
+        if naming:
+            return " ".join(naming)
+    return said
+
+
+def _link(holder: str | Source, bridge: str | Source) -> set[str]:
+    return _stems(link_text(holder, bridge.title if isinstance(bridge, Source) else ""))
 
 
 def find_answer(
@@ -338,7 +378,7 @@ def find_answer(
         return None
     said = source_says(source)
     vocabulary = _stems(said)
-    done = _stems(source_says(satisfied)) if satisfied else set()
+    done = _link(satisfied, source) if satisfied else set()
     if words and sum(1 for w in words if w in vocabulary) / len(words) < 0.5:
         return None
     best: AnswerClause | None = None
@@ -346,6 +386,8 @@ def find_answer(
     for clause in pieces:
         here = numbers_in(clause)
         if numbers and not numbers <= here:
+            continue
+        if numbers and not _right_end(numbers, question, clause):
             continue
         clause_stems = _stems(clause)
         if not numbers and words and not any(w in clause_stems for w in words):
@@ -378,6 +420,10 @@ def answer_clauses(
     retrieved sources hold no such clause: the run should search further (the bridge's
     name), or say the sources do not say."""
     kind = answer_kind(question)
+    if kind == "yesno" and comparison_sides(question) is not None:
+        # A comparison is answered by two facts, one per side: both, or nothing yet.
+        facts = comparison_facts(question, sources)
+        return [(f.source_id, f.clause) for f in facts] if facts else []
     typed = _TYPED.get(kind)
     asked = _stems(question)
     linked = bridges(question, sources)
@@ -397,7 +443,7 @@ def answer_clauses(
             ):
                 continue
             hop = linked.get(source_id)
-            done = _stems(source_says(sources[hop])) if hop is not None else set()
+            done = _link(sources[hop], source) if hop is not None else set()
             related, complete = _judge(_stems(clause), question, done)
             if related and complete:
                 out.append((source_id, clause))
@@ -439,6 +485,253 @@ def compared(question: str, answer: str) -> bool | None:
     if len(values) < 2:
         return None
     return values[0] < values[1] if less else values[0] > values[1]
+
+
+# -- the two facts that decide a comparison ------------------------------------------
+
+# Relations whose value is a year (a 3-4 digit number), and how an answer states each.
+_YEAR_RELATIONS = {"born": "was born in", "die": "died in", "found": "was founded in",
+                   "build": "was built in", "publish": "was published in",
+                   "premiere": "premiered in", "reign": "began to reign in"}  # fmt: skip
+_YEAR = re.compile(r"\b(\d{3,4})\b(?!\s*[\d,.]\d)(\s*(?:BCE|BC|B\.C\.))?")
+_AMOUNT = re.compile(r"\d[\d,]*(?:\.\d+)?")
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One side of a comparison as a source states it: "Adam Mickiewicz", born, 1798,
+    in source [1]'s clause "(born 1798"."""
+
+    name: str
+    relation: str  # the question's relation word ("born", "die", "older")
+    value: float
+    number: str  # as the source writes it
+    source_id: str
+    clause: str
+
+    def sentence(self) -> str:
+        key = next((k for k in _YEAR_RELATIONS if stem(k) in family(self.relation)), None)
+        said = _YEAR_RELATIONS[key] if key else f"{self.relation}:"
+        return f"{self.name} {said} {self.number} {self.source_id}"
+
+
+def _side(part: str, *, first: bool) -> tuple[str, list[str]]:
+    """The name one side of a comparison names and its relation words the lexicon knows
+    ("Did Al-Ghazali die" -> ("Al-Ghazali", ["die"]))."""
+    groups = [g.strip() for g in _NAME_GROUP.findall(part[1:] if first else part) if terms(g)]
+    name = " ".join(groups)
+    named = {stem(w) for w in terms(name)}
+    words = [w for w in terms(part) if stem(w) not in named and stem(w) in _FAMILY_OF]
+    return name, words
+
+
+def comparison_sides(question: str) -> list[tuple[str, list[str]]] | None:
+    """The two (name, relations) a comparison question sets side by side: "Did A die
+    before B was born?" -> [(A, [die]), (B, [born])]; a side without its own relation
+    takes the other's ("Was A born earlier than B?"), and a comparative word of a
+    relation ("older") is one for both. None when the question compares nothing."""
+    less, more = _LESS.search(question), _MORE.search(question)
+    if (less is None) == (more is None):
+        return None
+    word = (less or more).group(0)  # type: ignore[union-attr]
+    at = question.find(word)
+    left = _side(question[:at], first=True)
+    right = _side(question[at + len(word) :], first=False)
+    shared = [word] if stem(word) in _FAMILY_OF else []
+    sides = [(left[0], left[1] or right[1] or shared), (right[0], right[1] or left[1] or shared)]
+    if any(not name or not words for name, words in sides):
+        return None
+    return sides
+
+
+def _names(name: str, source: str | Source) -> float:
+    """How much of `name` the source's title (else its first clause) holds."""
+    head = source.title if isinstance(source, Source) else clauses(source)[0] if source else ""
+    words = terms(name)
+    held = {stem(w) for w in terms(head)}
+    return sum(1 for w in words if stem(w) in held) / len(words) if words else 0.0
+
+
+def _value_in(clause: str, relations: Sequence[str]) -> tuple[float, str] | None:
+    """The number `clause` gives for one of `relations`: the first after the relation's
+    word, else the last before it; a year for a year's relation (BC counts below 0)."""
+    wanted = set().union(*(family(w) for w in relations))
+    at = next(
+        (m.start() for m in re.finditer(r"[\w'’-]+", clause) if stem(m.group(0)) in wanted), None
+    )
+    if at is None:
+        return None
+    yearly = any(stem(k) in wanted for k in _YEAR_RELATIONS)
+    found: list[tuple[int, float, str]] = []
+    for m in (_YEAR if yearly else _AMOUNT).finditer(clause):
+        text = m.group(0).strip()
+        value = float(m.group(1) if yearly else text.replace(",", ""))
+        found.append((m.start(), -value if yearly and m.group(2) else value, text))
+    after = [f for f in found if f[0] > at]
+    pick = after[0] if after else (found[-1] if found else None)
+    return None if pick is None else (pick[1], pick[2])
+
+
+def _fact(
+    name: str, relations: Sequence[str], sources: Mapping[str, Source] | Mapping[str, str | Source]
+) -> Fact | None:
+    """The fact a source about `name` states for `relations`, from the source whose title
+    names it best."""
+    ranked = sorted(sources.items(), key=lambda item: -_names(name, item[1]))
+    for source_id, source in ranked:
+        if _names(name, source) <= 0.5:
+            break
+        for clause in clauses(source_says(source)):
+            value = _value_in(clause, relations)
+            if value is not None:
+                return Fact(name, relations[0], value[0], value[1], source_id, clause)
+    return None
+
+
+def comparison_facts(
+    question: str, sources: Mapping[str, Source] | Mapping[str, str | Source]
+) -> tuple[Fact, Fact] | None:
+    """The two facts that decide a comparison question, each from a source about its
+    side; None when the question compares nothing or a side's fact is not retrieved."""
+    sides = comparison_sides(question)
+    if sides is None:
+        return None
+    found = [_fact(name, words, sources) for name, words in sides]
+    if found[0] is None or found[1] is None:
+        return None
+    return found[0], found[1]
+
+
+def missing_sides(
+    question: str, sources: Mapping[str, Source] | Mapping[str, str | Source]
+) -> list[str]:
+    """The names of a comparison whose fact no retrieved source states yet: what to
+    search next."""
+    sides = comparison_sides(question) or []
+    return [name for name, words in sides if _fact(name, words, sources) is None]
+
+
+def decided(question: str, facts: tuple[Fact, Fact]) -> str:
+    """The answer the two facts give, with both facts and their sources: "No: A was born
+    in 1895 [1]; B was born in 1762 [2]." (Equal values answer No: neither is before.)"""
+    less = _LESS.search(question) is not None
+    first, second = facts
+    truth = first.value < second.value if less else first.value > second.value
+    return f"{'Yes' if truth else 'No'}: {first.sentence()}; {second.sentence()}."
+
+
+# -- the items a list question asks for ----------------------------------------------
+
+_ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.I)
+
+
+def _item_key(name: str) -> frozenset[str]:
+    return frozenset(stem(w) for w in terms(_ARTICLE.sub("", name)))
+
+
+def _relation_sources(
+    question: str, sources: Mapping[str, Source] | Mapping[str, str | Source]
+) -> dict[str, str]:
+    """id -> the lead clause of each source that says it stands in the question's
+    relation to the subject, not being the subject ("Swan Lake (1877 ballet by Pyotr
+    Ilyich Tchaikovsky)" for ballets Tchaikovsky made): its title is an item."""
+    subject = {stem(w) for w in subject_words(question)}
+    every, _ = _relations(question)
+    out: dict[str, str] = {}
+    if not subject:
+        return out
+    for source_id, source in sources.items():
+        if not isinstance(source, Source) or _item_key(source.title) <= subject:
+            continue
+        said = clauses(source_says(source))
+        held = _stems(said[0]) if said else set()
+        if sum(1 for w in subject if w in held) / len(subject) > 0.5 and any(
+            held & f for f in every
+        ):
+            out[source_id] = said[0]
+    return out
+
+
+def list_evidence(
+    question: str, sources: Mapping[str, Source] | Mapping[str, str | Source]
+) -> list[tuple[str, str]]:
+    """(source id, clause) of what can answer a list question: each clause of a source
+    about the subject that carries the question's relation ("Moldova is bordered by
+    Romania to the west and Ukraine ..."), and the lead of each source that says it
+    stands in that relation to the subject."""
+    every, _ = _relations(question)
+    wanted = set().union(*every) if every else set()
+    items = _relation_sources(question, sources)
+    out = list(items.items())
+    for source_id, source in sources.items():
+        if source_id in items or not about(question, source):
+            continue
+        for sentence in _SENTENCE_END.split(source_says(source)):
+            # From the relation's word to the sentence's end: "... is bordered by China
+            # to the north, and Laos and Cambodia to the west; ..." names every item.
+            at = next(
+                (m.start() for m in re.finditer(r"[\w'’-]+", sentence)
+                 if stem(m.group(0)) in wanted),
+                None,
+            )  # fmt: skip
+            if not wanted:
+                out.append((source_id, sentence.strip()))
+            elif at is not None:
+                out.append((source_id, sentence[at:].strip()))
+    return out
+
+
+_SENTENCE_END = re.compile(r"(?<!\b[A-Z]\.)(?<=[.!?])\s+")
+
+
+def _initials(name: str, subject: Sequence[str]) -> bool:
+    """ "DRC" for the Democratic Republic of the Congo: the subject's own abbreviation."""
+    return name.isupper() and set(name.lower()) <= {w[0].lower() for w in subject}
+
+
+def list_candidates(
+    question: str, sources: Mapping[str, Source] | Mapping[str, str | Source]
+) -> list[tuple[str, str]]:
+    """(source id, item) of what the retrieved sources name as answers to a list
+    question, in the order they name them: the titles of sources in the question's
+    relation to the subject, and the names in the relation clauses of sources about it
+    (`list_evidence`), the subject's own names aside."""
+    named = subject_words(question)
+    subject = frozenset(stem(w) for w in named)
+    asked = _stems(question) - subject  # the question's other words ("Name", "List")
+    items = _relation_sources(question, sources)
+    out: list[tuple[str, str]] = []
+    seen: set[frozenset[str]] = set()
+    for source_id, clause in list_evidence(question, sources):
+        if source_id in items:
+            source = sources[source_id]
+            found = [re.sub(r"\s*\([^)]*\)$", "", getattr(source, "title", ""))]
+        else:
+            found = _NAME_GROUP.findall(clause)
+        for raw in found:
+            name = (raw if source_id in items else _ARTICLE.sub("", raw)).strip(" .,;:")
+            key = _item_key(name)
+            if (
+                not key
+                or key == subject
+                or key in seen
+                or _initials(name, named)
+                or (source_id not in items and key <= asked)
+            ):
+                continue
+            seen.add(key)
+            out.append((source_id, name))
+    return out
+
+
+def items_named(answer: str, candidates: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The candidates (source id, item) that `answer` names, its citation markers aside."""
+    flat = " ".join(terms(_without_markers(answer)))
+    return [
+        (source_id, name)
+        for source_id, name in candidates
+        if re.search(rf"(?<!\w){re.escape(' '.join(terms(name)))}(?!\w)", flat)
+    ]
 
 
 def relation_in(question: str, source: str | Source) -> bool:
@@ -557,6 +850,7 @@ def list_items(answer: str) -> list[str]:
 __all__: Sequence[str] = (
     "ANSWER_KINDS",
     "AnswerClause",
+    "Fact",
     "about",
     "answer_in_sources",
     "answer_kind",
@@ -564,11 +858,19 @@ __all__: Sequence[str] = (
     "clauses",
     "comparative",
     "compared",
+    "comparison_facts",
+    "comparison_sides",
+    "decided",
     "family",
     "find_answer",
     "fits_kind",
+    "items_named",
+    "link_text",
+    "list_candidates",
+    "list_evidence",
     "list_items",
     "list_size",
+    "missing_sides",
     "named_entities",
     "readable",
     "relation_in",

@@ -64,7 +64,9 @@ from guardsearch.loops.research.evidence import (
     answer_clauses,
     answer_kind,
     bridges,
+    comparison_sides,
     find_answer,
+    missing_sides,
     named_entities,
     source_says,
 )
@@ -98,6 +100,7 @@ from guardsearch.loops.research.state import (
     ResearchState,
     check_transition,
 )
+from guardsearch.loops.research.statements import Asides, narrows
 from guardsearch.loops.research.subject import question_names
 from guardsearch.models.base import Model, estimate_prompt_tokens
 from guardsearch.prompts.untrusted import commands_in, echoes_instruction
@@ -108,6 +111,9 @@ from guardsearch.tools.resilient import QueryOutcome, ResilienceSettings, Resili
 from guardsearch.tools.retry import Sleep
 
 T = TypeVar("T")
+# A synthesis stage: the step (its attempts), its variables, the phase event it opens.
+Event = tuple[str, dict[str, Any]]
+Stage = tuple[Step, dict[str, Any], Event | None]
 log = logging.getLogger("guardsearch.research")
 _REFORMULATION = "reformulation of: "
 # Claim/source verdicts the loop keeps budget for when the model judges support.
@@ -553,11 +559,20 @@ class _Run:
             return []
         done = {q.query.lower() for q in self.state.queries_run} | self._hopped
         hops: list[Query] = []
-        for source in [r for r in self.state.ranked() if about(self.state.task, full[r.id])][:2]:
-            for name in named_entities(full[source.id], self.state.task, limit=2):
-                if name.lower() not in done:
-                    done.add(name.lower())
-                    hops.append(Query(query=name, intent=f"named by {source.id}: the next hop"))
+        if comparison_sides(self.state.task) is not None:
+            # A comparison's side whose fact is not retrieved yet is searched by its name.
+            hops = [
+                Query(query=name, intent="a side of the comparison")
+                for name in missing_sides(self.state.task, full)
+                if name.lower() not in done
+            ]
+        else:
+            about_subject = [r for r in self.state.ranked() if about(self.state.task, full[r.id])]
+            for source in about_subject[:2]:
+                for name in named_entities(full[source.id], self.state.task, limit=2):
+                    if name.lower() not in done:
+                        done.add(name.lower())
+                        hops.append(Query(query=name, intent=f"named by {source.id}: the next hop"))
         self._hopped |= {h.query.lower() for h in hops}
         if hops:
             self.phase("hop", queries=[h.query for h in hops])
@@ -620,8 +635,10 @@ class _Run:
         # after one attempt over all the sources shown, the attempts left see only them.
         # The 0.5B copies what it is shown: given the one source that answers, it answers
         # from it (benchmarks/research_focus_probe.py).
-        # (A yes/no question names two subjects: one source alone cannot decide it.)
-        named = question_names(s.task, full) if answer_kind(s.task) != "yesno" else None
+        # (A yes/no question names two subjects: one source alone cannot decide it. A
+        # list's retries carry what the sources name, which a fresh focused attempt drops.)
+        kind = answer_kind(s.task)
+        named = question_names(s.task, full) if kind not in ("yesno", "list") else None
         linked = bridges(s.task, full)
         # A second hop's source is focused on only when no source about the subject
         # itself can answer (the director's article for the director's birth year).
@@ -635,43 +652,57 @@ class _Run:
     async def drafts(
         self, step: Step, shown: list[Source], focus: list[Source], full: dict[str, Source]
     ) -> StepOutcome | AgentResponse:
-        """The synthesis attempts: one over every source shown, then (with a focus) the
-        attempts left over the focused sources alone; when the guards reject them all,
-        the last draft marked unverified, or not found."""
-        first = replace(step, rmax=1) if focus and step.rmax > 1 else step
-        try:
-            outcome = await self.step(
-                "synthesize",
-                run_step(
-                    first, self.context, self.metered, variables=self.synthesis_variables(shown)
-                ),
-            )
-        except Stop as stop:
-            if not isinstance(stop.error, StepFailed):
-                raise
-            if first is step:
-                return self.unverified(stop, full)
-            self.phase(
-                "synthesize_focused",
-                source=focus[-1].id,
-                title=focus[-1].title,
-                sources=[f.id for f in focus],
-            )
+        """The synthesis attempts (`synthesis_stages`), each stage asked fresh after the
+        one before fails; when the guards reject them all, the last draft marked
+        unverified, or not found."""
+        stages = self.synthesis_stages(step, shown, focus)
+        for number, (attempt, variables, event) in enumerate(stages, 1):
+            if event is not None:
+                self.phase(event[0], **event[1])
             try:
-                outcome = await self.step(
+                return await self.step(
                     "synthesize",
-                    run_step(
-                        replace(step, rmax=step.rmax - 1),
-                        self.context,
-                        self.metered,
-                        variables=self.synthesis_variables(focus),
-                    ),
+                    run_step(attempt, self.context, self.metered, variables=variables),
                 )
-            except Stop as again:
-                if not isinstance(again.error, StepFailed):
+            except Stop as stop:
+                if not isinstance(stop.error, StepFailed):
                     raise
-                return self.unverified(again, full)
-        return outcome
+                if number == len(stages):
+                    return self.unverified(stop, full)
+        raise AssertionError("no synthesis stage")  # pragma: no cover
+
+    def synthesis_stages(
+        self, step: Step, shown: list[Source], focus: list[Source]
+    ) -> list[Stage]:
+        """One attempt over every source shown, then (with a focus) the attempts left
+        over the focused sources alone. A source about the subject is shown at first
+        only in its paragraphs that name it (statements.py): a paragraph beside the
+        subject (a note to the model reading the page, in any wording or language)
+        reaches the synthesiser only on the last attempt, when the narrower ones failed
+        (an answer a paragraph gives without naming the subject is not lost)."""
+        narrow = any(narrows(self.state.task, r) for r in shown)
+        if step.rmax < 2 or not (focus or narrow):
+            return [(step, self.synthesis_variables(shown), None)]
+        later = focus or shown
+        event: Event | None = None
+        if focus:
+            about_it = {"source": focus[-1].id, "title": focus[-1].title}
+            event = ("synthesize_focused", {**about_it, "sources": [f.id for f in focus]})
+        one = replace(step, rmax=1)
+        if not narrow:
+            rest = replace(step, rmax=step.rmax - 1)
+            return [
+                (one, self.synthesis_variables(shown), None),
+                (rest, self.synthesis_variables(later), event),
+            ]
+        stages: list[Stage] = [(one, self.synthesis_variables(shown, named=True), None)]
+        if step.rmax > 2:
+            named = self.synthesis_variables(later, named=True)
+            stages.append((replace(step, rmax=step.rmax - 2), named, event))
+            event = None
+        whole: Event = ("synthesize_whole", {"sources": [r.id for r in later]})
+        stages.append((one, self.synthesis_variables(later), event or whole))
+        return stages
 
     async def verified_answer(self, outcome: StepOutcome, full: dict[str, Source]) -> AgentResponse:
         """The final verification of an accepted draft, and the answer it gives."""
@@ -751,6 +782,11 @@ class _Run:
         ):
             # It repeats what a retrieved source told the model to say: never delivered.
             return self.not_found(verdicts, "the draft repeats an instruction found in a source")
+        if Asides.of(task, full).echoed(plain_answer):
+            # Its value is one a source gives only against its own answer: never delivered.
+            return self.not_found(
+                verdicts, "the draft gives a value a source has only in a passage contesting it"
+            )
         verdict_only = answer_kind(task) == "yesno" and re.match(
             r"\W*(?:yes|no)\b", plain_answer, re.I
         )
@@ -791,11 +827,13 @@ class _Run:
             }
         )
 
-    def synthesis_variables(self, shown: Sequence[Source]) -> dict[str, Any]:
+    def synthesis_variables(
+        self, shown: Sequence[Source], *, named: bool = False
+    ) -> dict[str, Any]:
         s = self.state
         return {
             "task": s.task,
-            "sources": render_sources(shown, self.config.snippet_chars),
+            "sources": render_sources(shown, self.config.snippet_chars, s.task, named=named),
             "degraded": s.degraded_mode,
             "insufficient": s.insufficient_termination,
         }

@@ -20,6 +20,7 @@ from guardsearch.loops.research.citations import SupportJudge, cut
 from guardsearch.loops.research.config import ResearchConfig
 from guardsearch.loops.research.evidence import readable
 from guardsearch.loops.research.schemas import PlanDraft, ReflectionDraft, SynthesisDraft
+from guardsearch.loops.research.statements import shown_text
 from guardsearch.loops.research.synthesis_guard import Draft, judge_draft
 from guardsearch.prompts import PromptTemplate
 from guardsearch.prompts.untrusted import DATA_RULE, is_instruction, without_instructions
@@ -132,13 +133,18 @@ def clean_title(title: str) -> str:
     return " - ".join(kept) if kept else "(untitled)"
 
 
-def render_sources(results: Sequence[Source], chars: int) -> str:
-    """The numbered sources the synthesiser may cite."""
+def render_sources(
+    results: Sequence[Source], chars: int, question: str = "", *, named: bool = False
+) -> str:
+    """The numbered sources the synthesiser may cite. With the `question`, a source
+    about its subject is shown without the sentences that contest its own answer and,
+    `named`, only its paragraphs that name the subject (statements.py)."""
     lines = []
     for r in results:
         # Lifespans spelled out ("(born 1900; died 1945)"), and no sentence that
         # addresses the model: a source's instructions never reach the synthesiser.
         about = f" ({readable(without_instructions(r.description))})" if r.description else ""
-        text = cut(readable(without_instructions(r.text)), chars)
+        said = shown_text(question, r, named=named)
+        text = cut(readable(without_instructions(said)), chars)
         lines.append(f"{r.id} {clean_title(r.title)}{about}: {text}")
     return "\n".join(lines)

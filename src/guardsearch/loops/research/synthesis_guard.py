@@ -1,13 +1,17 @@
 """The synthesis guard as named checks, run in order; the first that fails is the verdict.
 
-    form         the answer has the form the question asks for (a year, a number, a
-                 yes/no, a name) -- never "use more words": "1945" answers a year
     instructions the answer does not repeat the prompt's own wording
+    comparison   a yes/no comparison: the two facts the sources state decide it (a patch
+                 to "Yes: A was born in 1798 [1]; B was born in 1915 [2].")
     echo         the answer says something the question does not (a repeat of the
                  question's words names nothing; when what it repeats is one source's
                  description or quoted text, that source's title is the answer: a patch)
     subject      a "which subject is this" question is answered by the subject its
                  quote or description belongs to (a patch to that source's title)
+    form         the answer has the form the question asks for (a year, a number, a
+                 yes/no, a name) -- never "use more words": "1945" answers a year
+    list         a list question gets as many items as it asks for, each named by the
+                 sources in the question's relation to the subject
     support      a cited source states the answer *as the answer to this question*
                  (citations.verify_citations with evidence.py: the subject's source or
                  a source it names, the relation in the answer's clause); when another
@@ -19,6 +23,7 @@ GuardResult or None (passed). No check is keyed on a question's wording.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -29,6 +34,7 @@ from guardsearch.loops.research.citations import (
     NoSupportCheck,
     SupportJudge,
     beyond,
+    cut,
     is_short,
     lexical_support,
     plain,
@@ -39,8 +45,14 @@ from guardsearch.loops.research.evidence import (
     bridges,
     comparative,
     compared,
+    comparison_facts,
+    decided,
     find_answer,
     fits_kind,
+    items_named,
+    list_candidates,
+    list_evidence,
+    list_size,
     numbers_in,
     relation_words,
 )
@@ -282,10 +294,33 @@ def _misread(draft: Draft) -> str:
 
 
 async def comparison(draft: Draft, judge: SupportJudge) -> GuardResult | None:
-    """A yes/no comparison answered against its own numbers ("No. A was born in 1895
-    [2] and B in 1762 [3]." for "Was A older than B?"): the numbers decide."""
+    """A yes/no comparison is decided by the two facts it compares ("Was A older than
+    B?": A's birth year and B's). When the retrieved sources state both, the answer is
+    what they give, with both facts cited (a patch: the model's "Yes" alone cannot be
+    checked, and a 0.5B model compares two years badly); otherwise the numbers the
+    answer itself states decide its yes or no."""
     if answer_kind(draft.question) != "yesno":
         return None
+    facts = comparison_facts(draft.question, draft.sources) if draft.sources else None
+    if facts is not None:
+        answer = decided(draft.question, facts)
+        verdict = re.match(r"\W*(yes|no)\b", draft.flat, re.I)
+        decides = answer.startswith("Yes")
+        if verdict is not None and (verdict.group(1).lower() == "yes") == decides:
+            stated = numbers_in(draft.flat)
+            if all(numbers_in(f.number) <= stated for f in facts):
+                return None  # its own yes or no, stating the two facts that decide it
+        if plain(draft.value.answer).strip() == plain(answer).strip():
+            return None
+        ids = list(dict.fromkeys(f.source_id for f in facts))
+        return GuardResult.fail(
+            f"the sources decide it: {answer}",
+            "answer",
+            patch=[
+                {"op": "replace", "path": "/answer", "value": answer},
+                {"op": "replace", "path": "/citations", "value": ids},
+            ],
+        )
     truth = compared(draft.question, draft.value.answer)
     if truth is None:
         return None
@@ -300,15 +335,40 @@ async def comparison(draft: Draft, judge: SupportJudge) -> GuardResult | None:
     )
 
 
+async def listed(draft: Draft, judge: SupportJudge) -> GuardResult | None:
+    """A list question ("Name two countries that border Moldova") is answered by as
+    many items as it asks for, each one the sources name in the question's relation to
+    the subject. Judged only where the retrieved sources name such items; the verdict
+    quotes what they say."""
+    if answer_kind(draft.question) != "list" or not draft.sources:
+        return None
+    candidates = list_candidates(draft.question, draft.sources)
+    need = list_size(draft.question)
+    if not candidates or len(items_named(draft.value.answer, candidates)) >= need:
+        return None
+    quoted = " ".join(
+        f'Source {source_id} says: "{cut(clause, 200)}"'
+        for source_id, clause in list_evidence(draft.question, draft.sources)[:3]
+    )
+    return GuardResult.fail(
+        f"the question asks for {need}, each named by the sources as the question asks; "
+        f"{quoted} Answer with {need} of the names they give, each with its source id.",
+        "answer",
+    )
+
+
 CHECKS: Sequence[tuple[str, Check]] = (
     ("instructions", instructions),
+    # Two retrieved facts decide a comparison: before a bare "No" reads as an echo, or a
+    # bare "Yes" is sent back for the facts.
+    ("comparison", comparison),
     # An echo or a subject question is repaired to a source's title before its form is
     # judged: "capital telangana" for "Which subject is described as: Capital of
     # Telangana?" becomes "Hyderabad", a name of the form asked.
     ("echo", echo),
     ("subject", subject),
     ("form", form),
-    ("comparison", comparison),
+    ("list", listed),
     ("support", support),
 )
 

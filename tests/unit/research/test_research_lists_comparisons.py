@@ -1,0 +1,167 @@
+"""Lists and comparisons: the two answer types whose right answer needs more than one
+fact. A comparison ("Was A born before B?") is decided by the two facts the sources
+state, one per side; a list ("Name two countries that border Moldova") by as many items
+as it asks for, each named by the sources in the question's relation to the subject.
+Nothing here is keyed on a question's wording: the sides, relations and items are read
+by evidence.py from the question's form, its names and the relation lexicon."""
+
+from __future__ import annotations
+
+import pytest
+from research_helpers import FakeProvider, no_sleep, research_model
+
+from guardsearch.core.source import Source
+from guardsearch.loops.research import AgentResponse, ResearchConfig, ResearchLoop
+from guardsearch.loops.research.evidence import (
+    comparison_facts,
+    comparison_sides,
+    decided,
+    items_named,
+    list_candidates,
+)
+from guardsearch.tools.resilient import ResilienceSettings
+
+PLATO = Source(title="Plato", description="Greek philosopher (c. 428 BC – 348 BC)",
+               text="Plato was born in 428 BC in Athens. He founded the Academy.")  # fmt: skip
+KANT = Source(title="Immanuel Kant", description="German philosopher (1724–1804)",
+              text="Immanuel Kant was a German philosopher.")  # fmt: skip
+MOLDOVA = Source(
+    title="Moldova",
+    description="Country in Eastern Europe",
+    text="Moldova is a landlocked country in Eastern Europe. Moldova is bordered by Romania "
+    "to the west and Ukraine to the north, east, and south. The unrecognised breakaway "
+    "state of Transnistria lies across the Dniester river.",
+)
+WORKS = {
+    "[1]": Source(title="Fyodor Dostoevsky", description="Russian novelist (1821–1881)",
+                  text="Fyodor Dostoevsky was a Russian novelist and journalist."),
+    "[2]": Source(title="Crime and Punishment", description="1866 novel by Fyodor Dostoevsky",
+                  text="Crime and Punishment is a novel by the Russian author Fyodor Dostoevsky."),
+    "[3]": Source(title="The Brothers Karamazov",
+                  description="1880 novel by Fyodor Dostoevsky",
+                  text="The Brothers Karamazov is the final novel by Fyodor Dostoevsky."),
+}  # fmt: skip
+FAST = ResilienceSettings(timeout_s=1.0, reformulate_empty=False)
+SIMPLE = {"complexity": "simple", "queries": [{"query": "placeholder words", "intent": "x"}] * 3}
+
+
+def loop(model, hits: dict[str, list[Source]]) -> ResearchLoop:  # type: ignore[no-untyped-def]
+    def found(query: str) -> list[Source]:
+        return next((v for k, v in hits.items() if k in query.lower()), [])
+
+    return ResearchLoop(
+        model=model,
+        providers=[FakeProvider("fake", found)],
+        config=ResearchConfig(tier="simple"),
+        resilience=FAST,
+        sleep=no_sleep,
+    )
+
+
+@pytest.mark.parametrize(
+    ("question", "sides"),
+    [
+        ("Was Adam Mickiewicz born earlier than Frank Sinatra?",
+         [("Adam Mickiewicz", ["born"]), ("Frank Sinatra", ["born"])]),
+        ("Did Modest Mussorgsky die before Henry Dunant was born?",
+         [("Modest Mussorgsky", ["die"]), ("Henry Dunant", ["born"])]),
+        ("Was Robert Millikan older than Alan Turing?",
+         [("Robert Millikan", ["older"]), ("Alan Turing", ["older"])]),
+        ("Is Plato younger than Immanuel Kant?",
+         [("Plato", ["younger"]), ("Immanuel Kant", ["younger"])]),
+        ("Was the Eiffel Tower built after the Empire State Building?",
+         [("Eiffel Tower", ["built"]), ("Empire State Building", ["built"])]),
+        ("Was Alan Turing a mathematician?", None),
+    ],
+)  # fmt: skip
+def test_the_sides_of_a_comparison_in_any_phrasing(question: str, sides: object) -> None:
+    assert comparison_sides(question) == sides
+
+
+def test_a_year_before_christ_counts_below_zero() -> None:
+    sources = {"[1]": PLATO, "[2]": KANT}
+    facts = comparison_facts("Was Plato born before Immanuel Kant?", sources)
+    assert facts is not None
+    assert [f.value for f in facts] == [-428.0, 1724.0]
+    assert decided("Was Plato born before Immanuel Kant?", facts) == (
+        "Yes: Plato was born in 428 BC [1]; Immanuel Kant was born in 1724 [2]."
+    )
+    younger = comparison_facts("Was Plato younger than Immanuel Kant?", sources)
+    assert (
+        younger is not None
+        and decided("Was Plato younger than Immanuel Kant?", younger)[:3] == "No:"
+    )
+
+
+def test_without_a_source_about_a_side_nothing_is_decided() -> None:
+    assert comparison_facts("Was Plato born before Immanuel Kant?", {"[1]": PLATO}) is None
+
+
+def test_the_items_of_a_list_are_what_the_relation_clause_names() -> None:
+    found = list_candidates("Name two countries that border Moldova.", {"[1]": MOLDOVA})
+    assert [name for _, name in found][:2] == ["Romania", "Ukraine"]
+    assert "Moldova" not in [name for _, name in found]
+
+
+def test_works_in_the_relation_are_items_by_their_titles() -> None:
+    found = list_candidates("Name two novels by Fyodor Dostoevsky.", WORKS)
+    assert found == [("[2]", "Crime and Punishment"), ("[3]", "The Brothers Karamazov")]
+    named = items_named("Crime and Punishment and The Brothers Karamazov [2] [3]", found)
+    assert len(named) == 2
+
+
+async def test_a_list_answer_naming_the_subject_is_sent_back_with_what_the_source_says() -> None:
+    question = "Name two countries that border Moldova."
+    model = research_model(
+        plan=SIMPLE,
+        synthesize=[
+            {"answer": "Moldova, Transnistria", "citations": ["[1]"]},
+            {"answer": "Romania and Ukraine [1]", "citations": ["[1]"]},
+        ],
+    )
+    response = (await loop(model, {"moldova": [MOLDOVA]}).run(question)).response
+    assert isinstance(response, AgentResponse), response
+    assert response.status == "verified" and response.final_answer == "Romania and Ukraine [1]"
+    retry = [
+        "\n".join(m.content for m in r.messages)
+        for r in model.requests
+        if (r.json_schema or {}).get("title") == "SynthesisDraft"
+    ][1]
+    assert "the question asks for 2" in retry
+    assert 'Source [1] says: "bordered by Romania to the west and Ukraine' in retry
+
+
+async def test_a_list_the_sources_do_not_name_is_not_judged_by_the_list_check() -> None:
+    # No source names items in the relation: the list check has nothing to judge by and
+    # leaves the draft to the support check (which finds "Chișinău" in the source).
+    source = Source(title="Moldova", description="Country in Eastern Europe",
+                    text="Moldova's capital and largest city is Chișinău.")  # fmt: skip
+    model = research_model(
+        plan=SIMPLE, synthesize=[{"answer": "Chișinău [1]", "citations": ["[1]"]}]
+    )
+    response = (
+        await loop(model, {"moldova": [source]}).run("Name two cities of Moldova.")
+    ).response
+    assert isinstance(response, AgentResponse), response
+    assert "Chișinău" in response.final_answer
+
+
+def test_a_span_answers_its_start_by_its_first_year_and_its_end_by_its_last() -> None:
+    from guardsearch.loops.research.evidence import find_answer
+
+    john = Source(title="John, King of England", description="King of England from 1199 to 1216",
+                  text="John was King of England from 1199 until his death in 1216.")  # fmt: skip
+    begin = "When did John, King of England's reign begin?"
+    assert find_answer("1199", begin, john) is not None
+    assert find_answer("1216", begin, john) is None
+    end = "In what year did the reign of John, King of England end?"
+    assert find_answer("1216", end, john) is not None
+    assert find_answer("1199", end, john) is None
+
+
+def test_a_question_word_counts_by_its_relation_family() -> None:
+    # "pass away" is said by "died": the phrasing does not decide the support check.
+    from guardsearch.loops.research.citations import lexical_support
+
+    source = "Heinrich Himmler (born 1900; died 1945) was a German Nazi politician."
+    assert lexical_support("Heinrich Himmler pass away 1945", source) >= 0.5
