@@ -4,12 +4,16 @@ Making a span and encoding it for OTLP costs the OpenTelemetry Python SDK tens o
 microseconds, as much CPU as the search engine spends on a whole expansion, and in
 one process it all holds the GIL the run needs. So when guardsearch sets up the
 exporter itself (an OTLP endpoint in the environment, `--otel`), the spans are made in
-an export process (otel/export_process.py) at a lower priority: this process appends
-each event, with a token for the context (asyncio task, thread) that emitted it, to a
-buffer that a thread writes to the export process in batches (otel/wire.py), and makes
-only what must be known here: a run span's ids (recorded in the trace, for a resumed
-run's links; continuing the caller's span) and the spans other instrumentation makes
-with the global provider (an HTTP request's), which go over as finished spans.
+an export process (otel/export_process.py) at the lowest priority: this process
+appends each event, with a token for the context (asyncio task, thread) that emitted it,
+to a buffer written to the export process in batches (otel/wire.py) without blocking,
+and makes only what must be known here: a run span's ids (recorded in the trace, for a
+resumed run's links; continuing the caller's span) and the spans other instrumentation
+makes with the global provider (an HTTP request's), which go over as finished spans.
+
+What the run still pays (benchmarks/results/otel_overhead.md): 1.5-3 µs an event, about
++10-13 % on the zero-latency engine benchmark, against +150-220 % with the spans made in
+this process.
 """
 
 from __future__ import annotations
@@ -126,7 +130,10 @@ class Channel:
     def _forked(self) -> None:
         """A forked child has no ticker thread, and the export process is its parent's."""
         self._alive = False
-        self._forked_child = True
+        self._say = (
+            "no spans from a process forked from a traced one (its span export process "
+            "is the parent's): start it with the spawn method"
+        )
 
     def _init_buffers(self) -> None:
         # Extended from any thread without a lock, a record at a time: a send takes the
@@ -147,7 +154,7 @@ class Channel:
         self._stopped = threading.Event()
         self._alive = True
         self._closed = False
-        self._forked_child = False
+        self._say = ""  # why no more spans go out, for the next sender to warn once
 
     def put(self, record: Record) -> None:
         buffer = self.buffer
@@ -186,14 +193,9 @@ class Channel:
             records += self._gone[:n]
             del self._gone[:n]
         if not records or not self._alive:
-            if records and self._forked_child:
-                self._forked_child = False  # say it once
-                warnings.warn(
-                    "no spans from a process forked from a traced one (its span export "
-                    "process is the parent's): start it with the spawn method",
-                    RuntimeWarning,
-                    stacklevel=4,
-                )
+            if records and self._say:
+                said, self._say = self._say, ""  # say it once
+                warnings.warn(said, RuntimeWarning, stacklevel=4)
             return
         if not force and self._pending_bytes >= self._max_pending:
             self._drop(len(records))
@@ -250,7 +252,7 @@ class Channel:
         """Once a second: send what waits (a quiet run's last events, what the pipe
         could not take)."""
         while not self._stopped.wait(1.0):
-            if self.buffer or self._gone or self._pending:
+            if self._alive and (self.buffer or self._gone or self._pending):
                 self.send()
 
     def take_frames(self) -> list[bytes]:
@@ -270,11 +272,10 @@ class Channel:
         self._died()
 
     def _died(self) -> None:
+        """The export process is gone: no more sends (said once, by the next sender)."""
         with self._answered:
             if self._alive and not self._closed:
-                warnings.warn(
-                    "the span export process ended: no more spans", RuntimeWarning, stacklevel=2
-                )
+                self._say = "the span export process ended: no more spans"
             self._alive = False
             self._answered.notify_all()
 

@@ -149,3 +149,23 @@ def test_a_quiet_process_s_spans_still_go_out_within_seconds() -> None:
             process.communicate()
         (run,) = received.spans()
     assert run["attributes"]["guardsearch.run.id"] == "quiet"
+
+
+def test_when_the_export_process_dies_the_run_goes_on_and_says_so() -> None:
+    channel = Channel(marker=otel.EXPORTER_ENV)
+    tracer, provider, stop = setup._start_forwarding(False, channel, make_global=False)
+    otel._tracing = otel._Tracing(tracer, provider, False, stop)
+    try:
+        assert channel.process is not None
+        channel.process.kill()
+        channel.process.wait()
+        trace = Trace()
+        with pytest.warns(RuntimeWarning, match="span export process ended"):
+            for n in range(2000):  # enough to fill frames
+                trace.emit("note", message=f"n{n}")
+            channel.send(force=True)
+            assert not channel.force_flush(timeout_s=5)
+        assert len(trace) == 2000
+    finally:
+        otel.disable()
+        provider.shutdown()

@@ -34,12 +34,15 @@ MOLDOVA = Source(
 )
 WORKS = {
     "[1]": Source(title="Fyodor Dostoevsky", description="Russian novelist (1821–1881)",
-                  text="Fyodor Dostoevsky was a Russian novelist and journalist."),
+                  text="Fyodor Dostoevsky was a Russian novelist and journalist.",
+                  location="https://en.wikipedia.org/wiki/Fyodor_Dostoevsky"),
     "[2]": Source(title="Crime and Punishment", description="1866 novel by Fyodor Dostoevsky",
-                  text="Crime and Punishment is a novel by the Russian author Fyodor Dostoevsky."),
+                  text="Crime and Punishment is a novel by the Russian author Fyodor Dostoevsky.",
+                  location="https://en.wikipedia.org/wiki/Crime_and_Punishment"),
     "[3]": Source(title="The Brothers Karamazov",
                   description="1880 novel by Fyodor Dostoevsky",
-                  text="The Brothers Karamazov is the final novel by Fyodor Dostoevsky."),
+                  text="The Brothers Karamazov is the final novel by Fyodor Dostoevsky.",
+                  location="https://en.wikipedia.org/wiki/The_Brothers_Karamazov"),
 }  # fmt: skip
 FAST = ResilienceSettings(timeout_s=1.0, reformulate_empty=False)
 SIMPLE = {"complexity": "simple", "queries": [{"query": "placeholder words", "intent": "x"}] * 3}
@@ -110,25 +113,31 @@ def test_works_in_the_relation_are_items_by_their_titles() -> None:
     assert len(named) == 2
 
 
-async def test_a_list_answer_naming_the_subject_is_sent_back_with_what_the_source_says() -> None:
+async def test_a_list_answer_naming_the_subject_is_repaired_to_the_items_the_source_names() -> None:
     question = "Name two countries that border Moldova."
     model = research_model(
-        plan=SIMPLE,
-        synthesize=[
-            {"answer": "Moldova, Transnistria", "citations": ["[1]"]},
-            {"answer": "Romania and Ukraine [1]", "citations": ["[1]"]},
-        ],
+        plan=SIMPLE, synthesize=[{"answer": "Moldova, Transnistria", "citations": ["[1]"]}]
     )
-    response = (await loop(model, {"moldova": [MOLDOVA]}).run(question)).response
+    run = await loop(model, {"moldova": [MOLDOVA]}).run(question)
+    response = run.response
     assert isinstance(response, AgentResponse), response
     assert response.status == "verified" and response.final_answer == "Romania and Ukraine [1]"
-    retry = [
-        "\n".join(m.content for m in r.messages)
-        for r in model.requests
-        if (r.json_schema or {}).get("title") == "SynthesisDraft"
-    ][1]
-    assert "the question asks for 2" in retry
-    assert 'Source [1] says: "bordered by Romania to the west and Ukraine' in retry
+    verdicts = [e.data for e in run.trace.events if e.kind == "guard_verdict"]
+    assert any(
+        'Source [1] says: "bordered by Romania to the west and Ukraine' in v["feedback"]
+        for v in verdicts
+    )
+
+
+async def test_a_list_keeps_the_drafts_own_valid_item_first() -> None:
+    question = "Name two novels by Fyodor Dostoevsky."
+    model = research_model(
+        plan=SIMPLE, synthesize=[{"answer": "The Brothers Karamazov [3]", "citations": ["[3]"]}]
+    )
+    hits = {"dostoevsky": list(WORKS.values())}
+    response = (await loop(model, hits).run(question)).response
+    assert isinstance(response, AgentResponse), response
+    assert response.final_answer == "The Brothers Karamazov and Crime and Punishment [3] [2]"
 
 
 async def test_a_list_the_sources_do_not_name_is_not_judged_by_the_list_check() -> None:

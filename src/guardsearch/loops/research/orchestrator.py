@@ -671,9 +671,7 @@ class _Run:
                     return self.unverified(stop, full)
         raise AssertionError("no synthesis stage")  # pragma: no cover
 
-    def synthesis_stages(
-        self, step: Step, shown: list[Source], focus: list[Source]
-    ) -> list[Stage]:
+    def synthesis_stages(self, step: Step, shown: list[Source], focus: list[Source]) -> list[Stage]:
         """One attempt over every source shown, then (with a focus) the attempts left
         over the focused sources alone. A source about the subject is shown at first
         only in its paragraphs that name it (statements.py): a paragraph beside the
