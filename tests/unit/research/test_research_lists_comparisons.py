@@ -174,3 +174,57 @@ def test_a_question_word_counts_by_its_relation_family() -> None:
 
     source = "Heinrich Himmler (born 1900; died 1945) was a German Nazi politician."
     assert lexical_support("Heinrich Himmler pass away 1945", source) >= 0.5
+
+
+LINDBERGH = Source(
+    title="Charles Lindbergh",
+    description="American aviator (1902–1974)",
+    text="Charles Augustus Lindbergh was an American aviator, military officer, and author.",
+    location="https://en.wikipedia.org/wiki/CL",
+)
+RIMSKY = Source(
+    title="Nikolai Rimsky-Korsakov",
+    description="Russian composer (1844–1908)",
+    text="Nikolai Andreyevich Rimsky-Korsakov was a Russian composer.",
+    location="https://en.wikipedia.org/wiki/NRK",
+)
+HOOVER = Source(title="J. Edgar Hoover", description="American lawyer and FBI director "
+                "(1895–1972)", text="John Edgar Hoover was an American attorney.",
+                location="https://en.wikipedia.org/wiki/JEH")  # fmt: skip
+
+
+async def test_each_side_of_a_decided_comparison_is_verified_by_its_own_source() -> None:
+    # Neither source holds the other side's long name: each piece is judged without it,
+    # and the verified answer keeps its verdict and both facts.
+    question = "Was Charles Lindbergh born earlier than Nikolai Rimsky-Korsakov?"
+    model = research_model(plan=SIMPLE, synthesize=[{"answer": "Yes", "citations": ["[1]"]}])
+    hits = {"lindbergh": [LINDBERGH, RIMSKY]}
+    response = (await loop(model, hits).run(question)).response
+    assert isinstance(response, AgentResponse), response
+    assert response.status == "verified"
+    assert response.final_answer == (
+        "No: Charles Lindbergh was born in 1902 [1]; Nikolai Rimsky-Korsakov was born in 1844 [2]."
+    )
+
+
+async def test_an_initial_does_not_end_a_sentence() -> None:
+    question = "Was Charles Lindbergh born before J. Edgar Hoover?"
+    model = research_model(plan=SIMPLE, synthesize=[{"answer": "Yes", "citations": ["[1]"]}])
+    hits = {"lindbergh": [LINDBERGH, HOOVER]}
+    response = (await loop(model, hits).run(question)).response
+    assert isinstance(response, AgentResponse), response
+    assert response.final_answer == (
+        "No: Charles Lindbergh was born in 1902 [1]; J. Edgar Hoover was born in 1895 [2]."
+    )
+
+
+async def test_a_verified_answer_never_loses_its_yes_or_no() -> None:
+    # Verification keeps only the sentence a source backs; when that drops the verdict,
+    # the whole draft is returned unverified instead of a verified fragment.
+    question = "Was Charles Lindbergh born before Nikolai Rimsky-Korsakov?"
+    draft = "Yes, he was the first. Nikolai Rimsky-Korsakov was born in 1844 [2]."
+    model = research_model(plan=SIMPLE, synthesize={"answer": draft, "citations": ["[2]"]})
+    hits = {"lindbergh": [RIMSKY]}
+    response = (await loop(model, hits).run(question)).response
+    assert isinstance(response, AgentResponse), response
+    assert response.status != "verified" or response.final_answer.startswith("Yes")

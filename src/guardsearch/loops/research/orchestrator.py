@@ -717,6 +717,14 @@ class _Run:
         # Dropped ids and the sentences no source supports leave the answer (they are
         # reported in `citations`): nothing unsupported reads as if it were verified.
         answer = with_markers(verification.clean_answer, verification.verified)
+        if not _meaningful(plain(answer)) or (
+            answer_kind(s.task) == "yesno"
+            and re.match(r"\W*(?:yes|no)\b", plain(draft.answer), re.I)
+            and not re.match(r"\W*(?:yes|no)\b", plain(answer), re.I)
+        ):
+            # What verification kept is not the answer (its verdict, or every word, was
+            # a sentence no source backed): the draft, whole, marked unverified.
+            return self.unverified_draft(draft, full, verification.feedback(sorted(full)))
         for claim in verification.removed_claims:
             self.advance(
                 self.state.with_error(
