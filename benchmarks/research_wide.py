@@ -378,7 +378,7 @@ def report(args: argparse.Namespace) -> None:
         ]
     for extra in args.extra or []:
         name, _, title = extra.partition(":")
-        lines += ["", f"## {title or name}", "", *table(_rows([name]))]
+        lines += ["", f"## {title or name}", "", *table(_rows(name.split("+")))]
     for note in args.note or []:
         lines += ["", note]
     wrong = [r for r in loop if not r["right"]][:25]
@@ -419,7 +419,7 @@ def main() -> None:
     p.add_argument("--loop", nargs="+", required=True)
     p.add_argument("--single", nargs="*")
     p.add_argument("--name", required=True)
-    p.add_argument("--extra", nargs="*", help="NAME:TITLE, another run's table appended")
+    p.add_argument("--extra", nargs="*", help="NAME[+NAME]:TITLE, another run's table appended")
     p.add_argument("--note", nargs="*", help="a paragraph appended (which code ran, ...)")
     args = parser.parse_args()
     if args.command == "build":

@@ -34,12 +34,15 @@ MOLDOVA = Source(
 )
 WORKS = {
     "[1]": Source(title="Fyodor Dostoevsky", description="Russian novelist (1821–1881)",
-                  text="Fyodor Dostoevsky was a Russian novelist and journalist."),
+                  text="Fyodor Dostoevsky was a Russian novelist and journalist.",
+                  location="https://en.wikipedia.org/wiki/Fyodor_Dostoevsky"),
     "[2]": Source(title="Crime and Punishment", description="1866 novel by Fyodor Dostoevsky",
-                  text="Crime and Punishment is a novel by the Russian author Fyodor Dostoevsky."),
+                  text="Crime and Punishment is a novel by the Russian author Fyodor Dostoevsky.",
+                  location="https://en.wikipedia.org/wiki/Crime_and_Punishment"),
     "[3]": Source(title="The Brothers Karamazov",
                   description="1880 novel by Fyodor Dostoevsky",
-                  text="The Brothers Karamazov is the final novel by Fyodor Dostoevsky."),
+                  text="The Brothers Karamazov is the final novel by Fyodor Dostoevsky.",
+                  location="https://en.wikipedia.org/wiki/The_Brothers_Karamazov"),
 }  # fmt: skip
 FAST = ResilienceSettings(timeout_s=1.0, reformulate_empty=False)
 SIMPLE = {"complexity": "simple", "queries": [{"query": "placeholder words", "intent": "x"}] * 3}
@@ -110,25 +113,31 @@ def test_works_in_the_relation_are_items_by_their_titles() -> None:
     assert len(named) == 2
 
 
-async def test_a_list_answer_naming_the_subject_is_sent_back_with_what_the_source_says() -> None:
+async def test_a_list_answer_naming_the_subject_is_repaired_to_the_items_the_source_names() -> None:
     question = "Name two countries that border Moldova."
     model = research_model(
-        plan=SIMPLE,
-        synthesize=[
-            {"answer": "Moldova, Transnistria", "citations": ["[1]"]},
-            {"answer": "Romania and Ukraine [1]", "citations": ["[1]"]},
-        ],
+        plan=SIMPLE, synthesize=[{"answer": "Moldova, Transnistria", "citations": ["[1]"]}]
     )
-    response = (await loop(model, {"moldova": [MOLDOVA]}).run(question)).response
+    run = await loop(model, {"moldova": [MOLDOVA]}).run(question)
+    response = run.response
     assert isinstance(response, AgentResponse), response
     assert response.status == "verified" and response.final_answer == "Romania and Ukraine [1]"
-    retry = [
-        "\n".join(m.content for m in r.messages)
-        for r in model.requests
-        if (r.json_schema or {}).get("title") == "SynthesisDraft"
-    ][1]
-    assert "the question asks for 2" in retry
-    assert 'Source [1] says: "bordered by Romania to the west and Ukraine' in retry
+    verdicts = [e.data for e in run.trace.events if e.kind == "guard_verdict"]
+    assert any(
+        'Source [1] says: "bordered by Romania to the west and Ukraine' in v["feedback"]
+        for v in verdicts
+    )
+
+
+async def test_a_list_keeps_the_drafts_own_valid_item_first() -> None:
+    question = "Name two novels by Fyodor Dostoevsky."
+    model = research_model(
+        plan=SIMPLE, synthesize=[{"answer": "The Brothers Karamazov [3]", "citations": ["[3]"]}]
+    )
+    hits = {"dostoevsky": list(WORKS.values())}
+    response = (await loop(model, hits).run(question)).response
+    assert isinstance(response, AgentResponse), response
+    assert response.final_answer == "The Brothers Karamazov and Crime and Punishment [3] [2]"
 
 
 async def test_a_list_the_sources_do_not_name_is_not_judged_by_the_list_check() -> None:
@@ -165,3 +174,57 @@ def test_a_question_word_counts_by_its_relation_family() -> None:
 
     source = "Heinrich Himmler (born 1900; died 1945) was a German Nazi politician."
     assert lexical_support("Heinrich Himmler pass away 1945", source) >= 0.5
+
+
+LINDBERGH = Source(
+    title="Charles Lindbergh",
+    description="American aviator (1902–1974)",
+    text="Charles Augustus Lindbergh was an American aviator, military officer, and author.",
+    location="https://en.wikipedia.org/wiki/CL",
+)
+RIMSKY = Source(
+    title="Nikolai Rimsky-Korsakov",
+    description="Russian composer (1844–1908)",
+    text="Nikolai Andreyevich Rimsky-Korsakov was a Russian composer.",
+    location="https://en.wikipedia.org/wiki/NRK",
+)
+HOOVER = Source(title="J. Edgar Hoover", description="American lawyer and FBI director "
+                "(1895–1972)", text="John Edgar Hoover was an American attorney.",
+                location="https://en.wikipedia.org/wiki/JEH")  # fmt: skip
+
+
+async def test_each_side_of_a_decided_comparison_is_verified_by_its_own_source() -> None:
+    # Neither source holds the other side's long name: each piece is judged without it,
+    # and the verified answer keeps its verdict and both facts.
+    question = "Was Charles Lindbergh born earlier than Nikolai Rimsky-Korsakov?"
+    model = research_model(plan=SIMPLE, synthesize=[{"answer": "Yes", "citations": ["[1]"]}])
+    hits = {"lindbergh": [LINDBERGH, RIMSKY]}
+    response = (await loop(model, hits).run(question)).response
+    assert isinstance(response, AgentResponse), response
+    assert response.status == "verified"
+    assert response.final_answer == (
+        "No: Charles Lindbergh was born in 1902 [1]; Nikolai Rimsky-Korsakov was born in 1844 [2]."
+    )
+
+
+async def test_an_initial_does_not_end_a_sentence() -> None:
+    question = "Was Charles Lindbergh born before J. Edgar Hoover?"
+    model = research_model(plan=SIMPLE, synthesize=[{"answer": "Yes", "citations": ["[1]"]}])
+    hits = {"lindbergh": [LINDBERGH, HOOVER]}
+    response = (await loop(model, hits).run(question)).response
+    assert isinstance(response, AgentResponse), response
+    assert response.final_answer == (
+        "No: Charles Lindbergh was born in 1902 [1]; J. Edgar Hoover was born in 1895 [2]."
+    )
+
+
+async def test_a_verified_answer_never_loses_its_yes_or_no() -> None:
+    # Verification keeps only the sentence a source backs; when that drops the verdict,
+    # the whole draft is returned unverified instead of a verified fragment.
+    question = "Was Charles Lindbergh born before Nikolai Rimsky-Korsakov?"
+    draft = "Yes, he was the first. Nikolai Rimsky-Korsakov was born in 1844 [2]."
+    model = research_model(plan=SIMPLE, synthesize={"answer": draft, "citations": ["[2]"]})
+    hits = {"lindbergh": [RIMSKY]}
+    response = (await loop(model, hits).run(question)).response
+    assert isinstance(response, AgentResponse), response
+    assert response.status != "verified" or response.final_answer.startswith("Yes")

@@ -96,7 +96,7 @@ def free_objective(task: str, spec: TaskSpec | None = None) -> str:
     asks = f"\n{spec.describe()}" if spec is not None and spec.describe() else ""
     return (
         f"{text}{asks}\nNo facts or actions are given: name them yourself as short "
-        "lower_snake_case <verb>_<object> names made of this task's own words."
+        "lower_snake_case names (like backup_taken or book_venue)."
     )
 
 

@@ -33,7 +33,7 @@ def action_problem(action: str) -> str | None:
     """Why the action name `action` is not an action on an object (None: it is)."""
     act = words(action)
     if len(act) < 2:
-        return "names no action on an object (write <verb>_<object>, the object from this task)"
+        return "names no action on an object (write verb_object, like book_venue)"
     if act[0] in VAGUE_VERBS:
         return "is vague: name what is done, not that it is handled"
     return None

@@ -49,6 +49,7 @@ from guardsearch.loops.research.evidence import (
     about,
     answer_kind,
     bridges,
+    comparison_sides,
     family,
     find_answer,
     items_named,
@@ -68,7 +69,8 @@ from guardsearch.prompts.untrusted import (
 from guardsearch.steps.step import Step, run_step
 
 _MARKER = re.compile(r"\[\s*(\d{1,3})\s*\]")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
+# (Not after an initial: "J. Edgar Hoover" is one name.)
+_SENTENCE = re.compile(r"(?<!\b[A-Z]\.)(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _PROPER = re.compile(r"\b(?=[^\W\d_])(?:[A-Z]|[^\x00-\x7f])[\w'’-]*")
 # Sentences about the sources or the research itself ("The sources do not say when.",
@@ -463,7 +465,10 @@ class _Claims:
         # second hop's source need not hold the question's words (the director's article
         # does not name the film), only the fragment (checked below).
         hop = short and self.lexical and source_id in self.linked
-        ok = hop or await self.base.supports(claim, source, question if short else "")
+        # A comparison's piece names its own side ("A was born in 1895 [1]"): the other
+        # side's name is not in A's source, so the question is not read into its words.
+        asked = question if short and comparison_sides(question) is None else ""
+        ok = hop or await self.base.supports(claim, source, asked)
         if ok and self.lexical and question:
             ok = self._reads_as_answer(claim, source_id, short)
         if ok and self.base is not self.judge:

@@ -424,6 +424,10 @@ def answer_clauses(
         # A comparison is answered by two facts, one per side: both, or nothing yet.
         facts = comparison_facts(question, sources)
         return [(f.source_id, f.clause) for f in facts] if facts else []
+    if kind == "list":
+        # As many items as asked, named by the sources in the relation; else search on.
+        items = list_candidates(question, sources)
+        return items if len(items) >= list_size(question) else []
     typed = _TYPED.get(kind)
     asked = _stems(question)
     linked = bridges(question, sources)
@@ -432,7 +436,7 @@ def answer_clauses(
         subject = about(question, source)
         if not subject and source_id not in linked:
             continue
-        if kind in ("definition", "list", "yesno"):
+        if kind in ("definition", "yesno"):
             out.append((source_id, ""))
             continue
         for clause in clauses(source_says(source)):

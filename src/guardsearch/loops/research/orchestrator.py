@@ -671,9 +671,7 @@ class _Run:
                     return self.unverified(stop, full)
         raise AssertionError("no synthesis stage")  # pragma: no cover
 
-    def synthesis_stages(
-        self, step: Step, shown: list[Source], focus: list[Source]
-    ) -> list[Stage]:
+    def synthesis_stages(self, step: Step, shown: list[Source], focus: list[Source]) -> list[Stage]:
         """One attempt over every source shown, then (with a focus) the attempts left
         over the focused sources alone. A source about the subject is shown at first
         only in its paragraphs that name it (statements.py): a paragraph beside the
@@ -719,6 +717,14 @@ class _Run:
         # Dropped ids and the sentences no source supports leave the answer (they are
         # reported in `citations`): nothing unsupported reads as if it were verified.
         answer = with_markers(verification.clean_answer, verification.verified)
+        if not _meaningful(plain(answer)) or (
+            answer_kind(s.task) == "yesno"
+            and re.match(r"\W*(?:yes|no)\b", plain(draft.answer), re.I)
+            and not re.match(r"\W*(?:yes|no)\b", plain(answer), re.I)
+        ):
+            # What verification kept is not the answer (its verdict, or every word, was
+            # a sentence no source backed): the draft, whole, marked unverified.
+            return self.unverified_draft(draft, full, verification.feedback(sorted(full)))
         for claim in verification.removed_claims:
             self.advance(
                 self.state.with_error(

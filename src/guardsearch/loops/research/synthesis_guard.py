@@ -215,6 +215,8 @@ def _off_the_named_source(draft: Draft, verified: Sequence[str]) -> GuardResult 
     pointer = question_names(draft.question, draft.sources)
     if pointer is None or pointer[0] in verified or not is_short(draft.flat):
         return None
+    if answer_kind(draft.question) == "list":
+        return None  # a list's items may each be a source of their own (a maker's works)
     if any(bridges(draft.question, draft.sources).get(i) == pointer[0] for i in verified):
         return None
     named = said_by(draft.sources[pointer[0]])
@@ -338,23 +340,40 @@ async def comparison(draft: Draft, judge: SupportJudge) -> GuardResult | None:
 async def listed(draft: Draft, judge: SupportJudge) -> GuardResult | None:
     """A list question ("Name two countries that border Moldova") is answered by as
     many items as it asks for, each one the sources name in the question's relation to
-    the subject. Judged only where the retrieved sources name such items; the verdict
-    quotes what they say."""
+    the subject. Judged only where the retrieved sources name such items. A draft with
+    too few is repaired to as many as asked, the draft's own valid items first, then the
+    sources' in the order they name them, each with its source; the verdict quotes what
+    the sources say."""
     if answer_kind(draft.question) != "list" or not draft.sources:
         return None
     candidates = list_candidates(draft.question, draft.sources)
     need = list_size(draft.question)
-    if not candidates or len(items_named(draft.value.answer, candidates)) >= need:
+    named = items_named(draft.value.answer, candidates)
+    if not candidates or len(named) >= need:
         return None
     quoted = " ".join(
         f'Source {source_id} says: "{cut(clause, 200)}"'
         for source_id, clause in list_evidence(draft.question, draft.sources)[:3]
     )
-    return GuardResult.fail(
+    feedback = (
         f"the question asks for {need}, each named by the sources as the question asks; "
-        f"{quoted} Answer with {need} of the names they give, each with its source id.",
-        "answer",
+        f"{quoted} Answer with {need} of the names they give, each with its source id."
     )
+    if len(candidates) < need:
+        return GuardResult.fail(feedback, "answer")
+    chosen = (named + [c for c in candidates if c not in named])[:need]
+    return GuardResult.fail(feedback, "answer", patch=answer_patch_items(chosen))
+
+
+def answer_patch_items(items: Sequence[tuple[str, str]]) -> list[dict[str, object]]:
+    """The JSON Patch of a list answer: "Romania and Ukraine [1]", each source cited."""
+    names = [name for _, name in items]
+    said = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+    ids = list(dict.fromkeys(source_id for source_id, _ in items))
+    return [
+        {"op": "replace", "path": "/answer", "value": f"{said} {' '.join(ids)}"},
+        {"op": "replace", "path": "/citations", "value": ids},
+    ]
 
 
 CHECKS: Sequence[tuple[str, Check]] = (
