@@ -356,7 +356,7 @@ def link_text(holder: str | Source, title: str) -> str:
     title `title` ("Leviathan (1651 book by Thomas Hobbes)" says who wrote it, not when
     he was born); all it says when none does."""
     said = source_says(holder)
-    name = re.sub(r"\s*\([^)]*\)$", "", title).strip()
+    name = bare_title(title)
     if len(name) > 2:
         naming = [c for c in clauses(said) if re.search(rf"\b{re.escape(name)}\b", c)]
         if naming:
@@ -463,9 +463,16 @@ _NAME_GROUP = re.compile(
 )
 
 
+def _comparative_word(question: str) -> re.Match[str] | None:
+    """The word by which `question` compares two things one way ("before", "older",
+    "taller"); None when it has none, or words of both ways."""
+    less, more = _LESS.search(question), _MORE.search(question)
+    return None if (less is None) == (more is None) else less or more
+
+
 def comparative(question: str) -> bool:
     """Does `question` compare two things one way ("before", "older", "taller")?"""
-    return (_LESS.search(question) is None) != (_MORE.search(question) is None)
+    return _comparative_word(question) is not None
 
 
 def compared(question: str, answer: str) -> bool | None:
@@ -473,8 +480,7 @@ def compared(question: str, answer: str) -> bool | None:
     numbers the answer states for A and for B, in the direction its comparative word
     gives; None when the question compares nothing or the answer does not give one
     number for each."""
-    less, more = _LESS.search(question), _MORE.search(question)
-    if (less is None) == (more is None):
+    if _comparative_word(question) is None:
         return None
     names = [g.strip() for g in _NAME_GROUP.findall(question[1:]) if terms(g)]
     if len(names) < 2:
@@ -488,6 +494,7 @@ def compared(question: str, answer: str) -> bool | None:
                 break
     if len(values) < 2:
         return None
+    less = _LESS.search(question) is not None
     return values[0] < values[1] if less else values[0] > values[1]
 
 
@@ -534,11 +541,10 @@ def comparison_sides(question: str) -> list[tuple[str, list[str]]] | None:
     before B was born?" -> [(A, [die]), (B, [born])]; a side without its own relation
     takes the other's ("Was A born earlier than B?"), and a comparative word of a
     relation ("older") is one for both. None when the question compares nothing."""
-    less, more = _LESS.search(question), _MORE.search(question)
-    if (less is None) == (more is None):
+    found = _comparative_word(question)
+    if found is None:
         return None
-    word = (less or more).group(0)  # type: ignore[union-attr]
-    at = question.find(word)
+    word, at = found.group(0), found.start()
     left = _side(question[:at], first=True)
     right = _side(question[at + len(word) :], first=False)
     shared = [word] if stem(word) in _FAMILY_OF else []
@@ -556,13 +562,22 @@ def _names(name: str, source: str | Source) -> float:
     return sum(1 for w in words if stem(w) in held) / len(words) if words else 0.0
 
 
+def _first_word(text: str, stems: set[str] | frozenset[str]) -> int | None:
+    """Where the first word of `text` whose stem is in `stems` starts (None if none)."""
+    words = re.finditer(r"[\w'’-]+", text)
+    return next((m.start() for m in words if stem(m.group(0)) in stems), None)
+
+
+def bare_title(title: str) -> str:
+    """A title without its disambiguation: "Leviathan (Hobbes book)" -> "Leviathan"."""
+    return re.sub(r"\s*\([^)]*\)$", "", title).strip()
+
+
 def _value_in(clause: str, relations: Sequence[str]) -> tuple[float, str] | None:
     """The number `clause` gives for one of `relations`: the first after the relation's
     word, else the last before it; a year for a year's relation (BC counts below 0)."""
     wanted = set().union(*(family(w) for w in relations))
-    at = next(
-        (m.start() for m in re.finditer(r"[\w'’-]+", clause) if stem(m.group(0)) in wanted), None
-    )
+    at = _first_word(clause, wanted)
     if at is None:
         return None
     yearly = any(stem(k) in wanted for k in _YEAR_RELATIONS)
@@ -581,9 +596,10 @@ def _fact(
 ) -> Fact | None:
     """The fact a source about `name` states for `relations`, from the source whose title
     names it best."""
-    ranked = sorted(sources.items(), key=lambda item: -_names(name, item[1]))
-    for source_id, source in ranked:
-        if _names(name, source) <= 0.5:
+    scored = sorted(((_names(name, s), i) for i, s in sources.items()), key=lambda p: -p[0])
+    for score, source_id in scored:
+        source = sources[source_id]
+        if score <= 0.5:
             break
         for clause in clauses(source_says(source)):
             value = _value_in(clause, relations)
@@ -673,11 +689,7 @@ def list_evidence(
         for sentence in _SENTENCE_END.split(source_says(source)):
             # From the relation's word to the sentence's end: "... is bordered by China
             # to the north, and Laos and Cambodia to the west; ..." names every item.
-            at = next(
-                (m.start() for m in re.finditer(r"[\w'’-]+", sentence)
-                 if stem(m.group(0)) in wanted),
-                None,
-            )  # fmt: skip
+            at = _first_word(sentence, wanted)
             if not wanted:
                 out.append((source_id, sentence.strip()))
             elif at is not None:
@@ -709,7 +721,7 @@ def list_candidates(
     for source_id, clause in list_evidence(question, sources):
         if source_id in items:
             source = sources[source_id]
-            found = [re.sub(r"\s*\([^)]*\)$", "", getattr(source, "title", ""))]
+            found = [bare_title(getattr(source, "title", ""))]
         else:
             found = _NAME_GROUP.findall(clause)
         for raw in found:
@@ -769,7 +781,7 @@ def bridges(
     for i, s in sources.items():
         if not isinstance(s, Source) or not s.title.strip():
             continue
-        name = re.sub(r"\s*\([^)]*\)$", "", s.title)
+        name = bare_title(s.title)
         if re.search(rf"\b{re.escape(name)}\b", question):
             continue  # what the question names is the first hop, never the second
         # (A source about the subject can be a bridge too: Mary Shelley's article names
@@ -858,6 +870,7 @@ __all__: Sequence[str] = (
     "about",
     "answer_in_sources",
     "answer_kind",
+    "bare_title",
     "bridges",
     "clauses",
     "comparative",

@@ -97,11 +97,11 @@ class Draft:
 Check = Callable[[Draft, SupportJudge], Awaitable[GuardResult | None]]
 
 
-def answer_patch(answer: str, source_id: str) -> list[dict[str, object]]:
-    """The JSON Patch of a repair that answers with `answer`, citing `source_id` alone."""
+def answer_patch(answer: str, *source_ids: str) -> list[dict[str, object]]:
+    """The JSON Patch of a repair that answers with `answer`, citing `source_ids` alone."""
     return [
         {"op": "replace", "path": "/answer", "value": answer},
-        {"op": "replace", "path": "/citations", "value": [source_id]},
+        {"op": "replace", "path": "/citations", "value": list(dict.fromkeys(source_ids))},
     ]
 
 
@@ -314,14 +314,10 @@ async def comparison(draft: Draft, judge: SupportJudge) -> GuardResult | None:
                 return None  # its own yes or no, stating the two facts that decide it
         if plain(draft.value.answer).strip() == plain(answer).strip():
             return None
-        ids = list(dict.fromkeys(f.source_id for f in facts))
         return GuardResult.fail(
             f"the sources decide it: {answer}",
             "answer",
-            patch=[
-                {"op": "replace", "path": "/answer", "value": answer},
-                {"op": "replace", "path": "/citations", "value": ids},
-            ],
+            patch=answer_patch(answer, *(f.source_id for f in facts)),
         )
     truth = compared(draft.question, draft.value.answer)
     if truth is None:
@@ -370,10 +366,7 @@ def answer_patch_items(items: Sequence[tuple[str, str]]) -> list[dict[str, objec
     names = [name for _, name in items]
     said = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
     ids = list(dict.fromkeys(source_id for source_id, _ in items))
-    return [
-        {"op": "replace", "path": "/answer", "value": f"{said} {' '.join(ids)}"},
-        {"op": "replace", "path": "/citations", "value": ids},
-    ]
+    return answer_patch(f"{said} {' '.join(ids)}", *ids)
 
 
 CHECKS: Sequence[tuple[str, Check]] = (
