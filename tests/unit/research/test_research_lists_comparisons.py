@@ -228,3 +228,16 @@ async def test_a_verified_answer_never_loses_its_yes_or_no() -> None:
     response = (await loop(model, hits).run(question)).response
     assert isinstance(response, AgentResponse), response
     assert response.status != "verified" or response.final_answer.startswith("Yes")
+
+
+def test_a_bare_class_word_names_no_items_from_a_sentence() -> None:
+    # "Name three planets of the Solar System": "planets" is a class, not a relation the
+    # lexicon knows; a sentence after it names anything ("Exoplanet", "Jove"), so only
+    # sources that state their own relation to the subject give items.
+    solar = Source(title="Solar System", description="Planetary system of the Sun",
+                   text="The Solar System has eight planets. Exoplanet surveys and the "
+                   "Roman name Jove are discussed in planetary science.")  # fmt: skip
+    question = "Name three planets of the Solar System."
+    assert list_candidates(question, {"[1]": solar}) == []
+    moldova = list_candidates("Name two countries that border Moldova.", {"[1]": MOLDOVA})
+    assert [name for _, name in moldova][:2] == ["Romania", "Ukraine"]

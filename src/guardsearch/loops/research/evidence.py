@@ -716,9 +716,14 @@ def list_candidates(
     subject = frozenset(stem(w) for w in named)
     asked = _stems(question) - subject  # the question's other words ("Name", "List")
     items = _relation_sources(question, sources)
+    # Names in a sentence are items only after a relation the lexicon knows ("bordered
+    # by", "composed"): after a bare class word ("planets") a sentence names anything.
+    known = bool(_relations(question)[1])
     out: list[tuple[str, str]] = []
     seen: set[frozenset[str]] = set()
     for source_id, clause in list_evidence(question, sources):
+        if source_id not in items and not known:
+            continue
         if source_id in items:
             source = sources[source_id]
             found = [bare_title(getattr(source, "title", ""))]
