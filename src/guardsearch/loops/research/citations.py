@@ -52,6 +52,7 @@ from guardsearch.loops.research.evidence import (
     comparison_sides,
     family,
     find_answer,
+    claim_verdict,
     items_named,
     link_text,
     list_candidates,
@@ -254,6 +255,13 @@ def answers_here(claim: str, question: str, source: str, *, hop_from: str = "") 
     kind = answer_kind(question)
     if kind == "list" and items_named(claim, list_candidates(question, {"[0]": source})):
         return True  # an item the source names in the relation ("bordered by ... Jordan")
+    if kind == "yesno":
+        # A yes/no question's one claim, when the source decides it: the claim's yes or
+        # no must be the source's ("Is Paris the capital of France?" - "Yes: ...").
+        decided = claim_verdict(question, {"[0]": source})
+        said = re.match(r"\W*(yes|no)\b", plain(claim), re.I)
+        if decided is not None and said is not None:
+            return (said.group(1).lower() == "yes") == decided.truth
     finding = find_answer(claim, question, source, satisfied=hop_from)
     if finding is None:
         return False
@@ -279,7 +287,10 @@ def beyond(claim: str, question: str) -> str:
     flat = plain(claim)
     # Numbers whole ("2,874,314", not "2 874 314"), then the words the question lacks.
     numbers = [n for n in _NUMBER.findall(flat) if n.replace(",", "") not in asked_numbers]
-    added = [w for w in terms(_NUMBER.sub(" ", flat)) if _stem(w) not in asked]
+    # A yes or a no is the verdict on the question's claim, not a word a source says.
+    added = [
+        w for w in terms(_NUMBER.sub(" ", flat)) if _stem(w) not in asked and w not in ("yes", "no")
+    ]
     return " ".join([*numbers, *added]) if numbers or added else claim
 
 

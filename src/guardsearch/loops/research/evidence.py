@@ -640,6 +640,123 @@ def decided(question: str, facts: tuple[Fact, Fact]) -> str:
     return f"{'Yes' if truth else 'No'}: {first.sentence()}; {second.sentence()}."
 
 
+# -- a yes/no question that states one claim ------------------------------------------
+
+_NEGATED = re.compile(r"\b(?:not|never|no)\b|n't\b", re.I)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What the sources say of a yes/no question's one claim: its truth, and the clause
+    of source `source_id` that decides it."""
+
+    truth: bool
+    source_id: str
+    clause: str
+
+
+def claim_verdict(
+    question: str, sources: Mapping[str, Source] | Mapping[str, str | Source]
+) -> Claim | None:
+    """A yes/no question that states one claim about its subject ("Is Paris the capital
+    of France?", "Was Chopin born in 1812?"), decided by a clause of a source about the
+    subject: true when the clause holds all the claim's names, numbers and relation;
+    false when it holds its names and relation with another year than the claim's one
+    (born in 1810, not 1812). None when no clause decides it, or the question compares
+    two things or is negated (those are decided elsewhere, or not at all)."""
+    if answer_kind(question) != "yesno" or comparative(question) or _NEGATED.search(question):
+        return None
+    names = {stem(w) for w in subject_words(question)}
+    years = set(_YEAR.findall(question))
+    asked = {y for y, _ in years}
+    if not names or len(asked) > 1:
+        return None
+    against: Claim | None = None
+    for source_id, source in sources.items():
+        if not about(question, source):
+            # A false claim's other name is not in its subject's source ("Is the capital
+            # of Algeria Hanoi?"): the source the question names may still refute it.
+            if against is None and not asked and _named_by(question, source):
+                against = _other_name(question, source_id, source, names - _title(source))
+            continue
+        # The source's own title names its subject in every clause ("died 1849" in
+        # Chopin's article); the claim's other names must be in the clause itself.
+        others = names - _title(source)
+        for clause in clauses(source_says(source)):
+            held = _stems(clause)
+            related, complete = _judge(held, question)
+            if not (others <= held and related and complete and relation_words(question)):
+                continue
+            if not _objects_follow(question, clause, others):
+                continue
+            stated = {y for y, _ in _YEAR.findall(clause)}
+            if asked <= stated:
+                return Claim(True, source_id, _tidy(clause))
+            if asked and len(stated) == 1 and against is None:
+                against = Claim(False, source_id, _tidy(clause))
+        if against is None and not asked:
+            against = _other_name(question, source_id, source, others)
+    return against
+
+
+def _title(source: str | Source) -> set[str]:
+    return _stems(bare_title(source.title)) if isinstance(source, Source) else set()
+
+
+def _named_by(question: str, source: str | Source) -> bool:
+    """Does the question name `source` by its whole title?"""
+    title = _title(source)
+    return bool(title) and title <= _stems(question)
+
+
+def _other_name(
+    question: str, source_id: str, source: str | Source, others: set[str]
+) -> Claim | None:
+    """False, when a clause of the subject's own source gives the claim's relation to
+    another name than the claim's ("Its capital is Algiers" for "Is the capital of
+    Algeria Hanoi?"): the first name after the relation word, none of the question's."""
+    if not isinstance(source, Source) or not others:
+        return None
+    wanted = set().union(*_relations(question)[0])
+    asked = _stems(question)
+    for clause in clauses(source_says(source)):
+        held = _stems(clause)
+        related, complete = _judge(held, question)
+        if not (related and complete) or others & held:
+            continue
+        given = _after_relation(clause, wanted)
+        if given is not None and not (_stems(given) & asked):
+            return Claim(False, source_id, _tidy(clause))
+    return None
+
+
+def _after_relation(text: str, wanted: set[str]) -> str | None:
+    """The first name `text` gives after its first word of the `wanted` relation stems."""
+    # A maker's "by" ("1982 novel by Alice Walker") words the making relations.
+    at = _first_word(text, wanted | ({"by"} if "_by" in wanted else set()))
+    found = _NAME_GROUP.search(text, at) if at is not None else None
+    return found.group(0) if found else None
+
+
+def _objects_follow(question: str, clause: str, others: set[str]) -> bool:
+    """A name the question gives after its relation ("capital of *France*") must be the
+    first name the clause gives after the relation: "capital city of New South Wales,
+    Australia" does not make Sydney the capital of Australia."""
+    wanted = set().union(*_relations(question)[0])
+    asked = _after_relation(question, wanted)
+    if asked is None or not (_stems(asked) & others):
+        return True
+    given = _after_relation(clause, wanted)
+    return given is not None and _stems(asked) & others <= _stems(given)
+
+
+def _tidy(clause: str) -> str:
+    """A clause read from a description as a sentence piece: "Chopin (Polish composer
+    (born 1810" -> "Chopin, Polish composer, born 1810"."""
+    flat = re.sub(r"\s*\(", ", ", clause).replace(")", "")
+    return " ".join(flat.split()).strip(" ,.;")
+
+
 # -- the items a list question asks for ----------------------------------------------
 
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.I)
@@ -700,6 +817,42 @@ def list_evidence(
 _SENTENCE_END = re.compile(r"(?<!\b[A-Z]\.)(?<=[.!?])\s+")
 
 
+# Nouns that name a kind of thing at the end of its name ("the Red *Sea*", "Indian
+# *Ocean*"): an item so named is of that kind, not of the one a list asks for.
+_KIND_HEADS = frozenset(
+    "ocean sea gulf bay channel strait river lake mountain mountains range desert "
+    "peninsula island islands canal sound lagoon basin plateau valley".split()
+)
+_LIST_CLASS = re.compile(
+    r"\b(?:which|what)\s+([a-z]+s)\b"
+    r"|\b(?:name|list)\s+(?:two|three|four|five|some|several|\d)\s+(?:of\s+the\s+)?([a-z]+s)\b",
+    re.I,
+)
+
+
+def list_class(question: str) -> str | None:
+    """The plural noun a list question asks for ("countries" in "Which countries
+    border Chad? Name two."), or None."""
+    found = _LIST_CLASS.search(question)
+    return (found.group(1) or found.group(2)).lower() if found else None
+
+
+def _singular(word: str) -> str:
+    for plural, single in (("ies", "y"), ("ses", "s"), ("oes", "o"), ("s", "")):
+        if word.endswith(plural):
+            return word[: -len(plural)] + single
+    return word
+
+
+def other_kind(name: str, asked: str | None) -> bool:
+    """Does `name` end in a noun naming another kind of thing than `asked` ("Indian
+    Ocean" when countries are asked)?"""
+    words = name.lower().split()
+    if not words or asked is None:
+        return False
+    return words[-1] in _KIND_HEADS and _singular(words[-1]) != _singular(asked)
+
+
 def _initials(name: str, subject: Sequence[str]) -> bool:
     """ "DRC" for the Democratic Republic of the Congo: the subject's own abbreviation."""
     return name.isupper() and set(name.lower()) <= {w[0].lower() for w in subject}
@@ -719,6 +872,7 @@ def list_candidates(
     # Names in a sentence are items only after a relation the lexicon knows ("bordered
     # by", "composed"): after a bare class word ("planets") a sentence names anything.
     known = bool(_relations(question)[1])
+    asked_class = list_class(question)
     out: list[tuple[str, str]] = []
     seen: set[frozenset[str]] = set()
     for source_id, clause in list_evidence(question, sources):
@@ -737,6 +891,7 @@ def list_candidates(
                 or key == subject
                 or key in seen
                 or _initials(name, named)
+                or other_kind(name, asked_class)
                 or (source_id not in items and key <= asked)
             ):
                 continue
@@ -886,6 +1041,8 @@ __all__: Sequence[str] = (
     "family",
     "find_answer",
     "fits_kind",
+    "Claim",
+    "claim_verdict",
     "items_named",
     "link_text",
     "list_candidates",

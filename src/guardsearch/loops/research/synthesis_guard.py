@@ -42,7 +42,9 @@ from guardsearch.loops.research.citations import (
 )
 from guardsearch.loops.research.evidence import (
     answer_kind,
+    bare_title,
     bridges,
+    claim_verdict,
     comparative,
     compared,
     comparison_facts,
@@ -152,6 +154,16 @@ async def echo(draft: Draft, judge: SupportJudge) -> GuardResult | None:
         or quoted_source(set(terms(draft.flat)), sources, question)
         or described_subject(set(terms(question)), sources)
     )
+    pointer = question_names(question, sources) if answer_kind(question) == "definition" else None
+    if named is None and pointer is not None:
+        # "What is Eritrea?" answered "Eritrea": what the named source says it is.
+        source_id, title, lead = pointer
+        return GuardResult.fail(
+            f"the answer only repeats the question; source {source_id}, about {title!r}, "
+            f"{answer_from(pointer)}",
+            "answer",
+            patch=answer_patch(f"{lead.rstrip('. ')} {source_id}", source_id),
+        )
     if named is not None:
         # What the answer repeats is a source's description or text: its subject is
         # that source's title.
@@ -333,6 +345,34 @@ async def comparison(draft: Draft, judge: SupportJudge) -> GuardResult | None:
     )
 
 
+async def claim(draft: Draft, judge: SupportJudge) -> GuardResult | None:
+    """A yes/no question stating one claim ("Is Paris the capital of France?") that a
+    retrieved source decides (`claim_verdict`): a draft with the sources' yes or no
+    goes on to the support check; any other is repaired to that yes or no with the
+    clause that decides it, cited. Undecided claims are left to the other checks."""
+    if not draft.sources:
+        return None
+    found = claim_verdict(draft.question, draft.sources)
+    if found is None:
+        return None
+    right = "Yes" if found.truth else "No"
+    said = re.match(r"\W*(yes|no)\b", draft.flat, re.I)
+    if said is not None and said.group(1).capitalize() == right:
+        return None
+    source = draft.sources[found.source_id]
+    title = bare_title(source.title) if isinstance(source, Source) else ""
+    clause = found.clause
+    if title and not set(terms(title)) <= set(terms(clause)):
+        clause = f"{title}: {clause}"
+    answer = f"{right}: {clause} {found.source_id}"
+    return GuardResult.fail(
+        f"the sources decide it: source {found.source_id} says {found.clause!r}; "
+        f"answer {right}",
+        "answer",
+        patch=answer_patch(answer, found.source_id),
+    )
+
+
 async def listed(draft: Draft, judge: SupportJudge) -> GuardResult | None:
     """A list question ("Name two countries that border Moldova") is answered by as
     many items as it asks for, each one the sources name in the question's relation to
@@ -374,13 +414,17 @@ CHECKS: Sequence[tuple[str, Check]] = (
     # Two retrieved facts decide a comparison: before a bare "No" reads as an echo, or a
     # bare "Yes" is sent back for the facts.
     ("comparison", comparison),
+    # A yes/no question's one claim, decided by the clause of a source that states it.
+    ("claim", claim),
+    # A list is judged by the items the sources name before an echo is: a draft that
+    # names only the subject ("Saudi Arabia") is repaired to the items, not refused.
+    ("list", listed),
     # An echo or a subject question is repaired to a source's title before its form is
     # judged: "capital telangana" for "Which subject is described as: Capital of
     # Telangana?" becomes "Hyderabad", a name of the form asked.
     ("echo", echo),
     ("subject", subject),
     ("form", form),
-    ("list", listed),
     ("support", support),
 )
 
