@@ -70,6 +70,9 @@ def _wrong(
     by_title = articles()
     own = by_title[q.articles[0]] if q.articles else None
     said = f"{own.description} {own.extract}" if own else ""
+    if q.type == "claims":
+        # A one-claim yes/no question's wrong answer is the other verdict.
+        return [("flipped", "no" if gold == "yes" else "yes")]
     if q.type in ("dates",):
         other_years = [y for y in _years(said) if y != gold]
         out = [("other-year", other_years[0])] if other_years else []

@@ -58,6 +58,7 @@ from guardsearch.loops.research.evidence import (
     list_candidates,
     source_says,
     stem,
+    yes_or_no,
 )
 from guardsearch.loops.research.statements import Asides, stated
 from guardsearch.models.metered import Metered
@@ -244,6 +245,17 @@ def about_question(question: str, source: str) -> float:
     return subject_coverage(question_terms(question), source)
 
 
+def claim_agrees(claim: str, question: str, source: str | Source) -> bool | None:
+    """For a yes/no question's one claim that `source` decides ("Is Paris the capital of
+    France?"): does the claim's yes or no agree with it? None when the source decides
+    nothing or the claim says neither."""
+    said = yes_or_no(plain(claim))
+    if said is None:
+        return None
+    decided = claim_verdict(question, {"[0]": source})
+    return None if decided is None else (said == "yes") == decided.truth
+
+
 def answers_here(claim: str, question: str, source: str, *, hop_from: str = "") -> bool:
     """Does `source` state `claim` (an answer fragment) as the answer to `question`?
 
@@ -256,12 +268,9 @@ def answers_here(claim: str, question: str, source: str, *, hop_from: str = "") 
     if kind == "list" and items_named(claim, list_candidates(question, {"[0]": source})):
         return True  # an item the source names in the relation ("bordered by ... Jordan")
     if kind == "yesno":
-        # A yes/no question's one claim, when the source decides it: the claim's yes or
-        # no must be the source's ("Is Paris the capital of France?" - "Yes: ...").
-        decided = claim_verdict(question, {"[0]": source})
-        said = re.match(r"\W*(yes|no)\b", plain(claim), re.I)
-        if decided is not None and said is not None:
-            return (said.group(1).lower() == "yes") == decided.truth
+        agrees = claim_agrees(claim, question, source)
+        if agrees is not None:
+            return agrees
     finding = find_answer(claim, question, source, satisfied=hop_from)
     if finding is None:
         return False
@@ -476,6 +485,11 @@ class _Claims:
         # second hop's source need not hold the question's words (the director's article
         # does not name the film), only the fragment (checked below).
         hop = short and self.lexical and source_id in self.linked
+        if answer_kind(question) == "yesno":
+            # "No [2]": a yes or a no is judged by the clause that decides the claim.
+            agrees = claim_agrees(claim, question, self.sources.get(source_id, source))
+            if agrees is not None:
+                return agrees
         # A comparison's piece names its own side ("A was born in 1895 [1]"): the other
         # side's name is not in A's source, so the question is not read into its words.
         asked = question if short and comparison_sides(question) is None else ""

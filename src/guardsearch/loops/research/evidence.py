@@ -90,6 +90,15 @@ def list_size(question: str) -> int:
     return int(digits.group(1)) if digits else 1
 
 
+_YES_OR_NO = re.compile(r"^\W*(yes|no)\b|[:–—]\s*(yes|no)\b", re.I)
+
+
+def yes_or_no(answer: str) -> str | None:
+    """"yes" or "no" when the answer leads with one ("No, ...", "Brahms: yes"); else None."""
+    found = _YES_OR_NO.search(_without_markers(answer))
+    return (found.group(1) or found.group(2)).lower() if found else None
+
+
 def fits_kind(answer: str, kind: str) -> str | None:
     """None when `answer` has the form `kind` asks for; else what is wrong, in words
     the model can act on."""
@@ -98,7 +107,7 @@ def fits_kind(answer: str, kind: str) -> str | None:
         return "the question asks for a year: give the year the sources state"
     if kind == "number" and not re.search(r"\d", text):
         return "the question asks for a number: give the number the sources state, with its unit"
-    if kind == "yesno" and not re.match(r"^\W*(?:yes|no)\b", text, re.I):
+    if kind == "yesno" and yes_or_no(text) is None:
         return 'the question asks yes or no: start the answer with "Yes" or "No", then say why'
     if kind in ("person", "place") and not re.search(r"\b[A-Z]", _without_markers(text)):
         return f"the question asks for a {kind}: name it as the sources do"
@@ -225,11 +234,14 @@ def relation_words(question: str) -> list[str]:
     subject = {stem(w) for w in subject_words(question)}
     # A quoted passage is what the question shows, not what it asks about.
     unquoted = re.sub(r"[\"“][^\"“”]*[\"”]", " ", question)
-    return [
+    words = [
         w
         for w in terms(unquoted)
         if not w.isdigit() and stem(w) not in subject and w not in _KIND_WORDS
     ]
+    if not any(stem(w) in _FAMILY_OF for w in words) and re.search(r"\bby\b", unquoted):
+        words.append("_by")  # "Is Thriller by Miles Davis?": a maker's "by" is the relation
+    return words
 
 
 # -- sources -------------------------------------------------------------------------
@@ -1044,6 +1056,7 @@ __all__: Sequence[str] = (
     "Claim",
     "claim_verdict",
     "items_named",
+    "yes_or_no",
     "link_text",
     "list_candidates",
     "list_evidence",

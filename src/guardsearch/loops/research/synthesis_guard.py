@@ -57,6 +57,7 @@ from guardsearch.loops.research.evidence import (
     list_size,
     numbers_in,
     relation_words,
+    yes_or_no,
 )
 from guardsearch.loops.research.evidence import source_says as said_by
 from guardsearch.loops.research.schemas import SynthesisDraft
@@ -108,7 +109,7 @@ def answer_patch(answer: str, *source_ids: str) -> list[dict[str, object]]:
 
 
 async def form(draft: Draft, judge: SupportJudge) -> GuardResult | None:
-    if not terms(draft.flat):
+    if not terms(draft.flat) and yes_or_no(draft.flat) is None:
         return GuardResult.fail("the answer is empty: state what the sources say", "answer")
     kind = answer_kind(draft.question)
     wrong = fits_kind(draft.value.answer, kind)
@@ -148,6 +149,8 @@ def _adds_nothing(draft: Draft) -> bool:
 async def echo(draft: Draft, judge: SupportJudge) -> GuardResult | None:
     if not _adds_nothing(draft):
         return None
+    if answer_kind(draft.question) == "yesno" and yes_or_no(draft.flat) is not None:
+        return None  # its yes or no is what it adds; the claim and support checks judge it
     sources, question = draft.sources, draft.question
     named = (
         described_subject(set(terms(draft.flat)), sources, question=question)
@@ -356,8 +359,7 @@ async def claim(draft: Draft, judge: SupportJudge) -> GuardResult | None:
     if found is None:
         return None
     right = "Yes" if found.truth else "No"
-    said = re.match(r"\W*(yes|no)\b", draft.flat, re.I)
-    if said is not None and said.group(1).capitalize() == right:
+    if (yes_or_no(draft.flat) or "").capitalize() == right:
         return None
     source = draft.sources[found.source_id]
     title = bare_title(source.title) if isinstance(source, Source) else ""
