@@ -519,7 +519,9 @@ def claims(rng: random.Random) -> Iterator[WideQuestion]:
         born, died = _person(a)  # type: ignore[misc]
         kind = "born" if i % 2 else "died"
         true = rng.random() < 0.5
-        year = (born if kind == "born" else died) + (0 if true else rng.choice([-3, -2, -1, 1, 2, 4]))
+        year = (born if kind == "born" else died) + (
+            0 if true else rng.choice([-3, -2, -1, 1, 2, 4])
+        )
         q = _pick(rng, _CLAIM_Q[kind], a=_clean_name(a.title), y=year)
         made.append(WideQuestion("", "claims", kind, q, ["yes" if true else "no"], [a.title]))
     for i, (a, capital) in enumerate(capitals[:12]):
@@ -542,6 +544,37 @@ def claims(rng: random.Random) -> Iterator[WideQuestion]:
 def _by_maker(article: Any) -> str:
     m = _BY.match(article.description)
     return m.group("who") if m else ""
+
+
+_CHOICE_Q = [
+    ("Which is older, {a} or {b}?", "born", True),
+    ("Who was born first, {a} or {b}?", "born", True),
+    ("Who was born later: {a} or {b}?", "born", False),
+    ("Who died earlier, {a} or {b}?", "died", True),
+    ("Who died last, {a} or {b}?", "died", False),
+]
+
+
+def choices(rng: random.Random) -> Iterator[WideQuestion]:
+    """Which of two people comes first one way ("Which is older, A or B?"), answered by
+    a name: the two lifespans decide it."""
+    people = [a for a in articles().values() if _person(a)]
+    rng.shuffle(people)
+    for i in range(0, 80, 2):
+        a, b = people[i], people[i + 1]
+        (ab, ad), (bb, bd) = _person(a), _person(b)  # type: ignore[misc]
+        phrasing, relation, less = rng.choice(_CHOICE_Q)
+        va, vb = (ab, bb) if relation == "born" else (ad, bd)
+        if va == vb:
+            continue
+        first = (va < vb) == less
+        na, nb = _clean_name(a.title), _clean_name(b.title)
+        q = phrasing.format(a=na, b=nb)
+        gold, other = (na, nb) if first else (nb, na)
+        yield WideQuestion(
+            "", "choices", relation, q, [gold], [a.title, b.title], hops=2,
+            extra={"other": other},
+        )  # fmt: skip
 
 
 _BORDER = re.compile(r"\b(?:is )?bordered by (?P<list>[^.]+)")
@@ -829,6 +862,7 @@ BUILDERS: dict[str, Callable[[random.Random], Iterator[WideQuestion]]] = {
     "titles": titles,
     "yesno": yesno,
     "claims": claims,
+    "choices": choices,
     "lists": lists,
     "definitions": definitions,
     "twohop": twohop,

@@ -7,6 +7,8 @@ by evidence.py from the question's form, its names and the relation lexicon."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from research_helpers import FakeProvider, no_sleep, research_model
 
@@ -278,8 +280,11 @@ PARIS = Source(title="Paris", description="Capital of France",
                text="Paris is the capital and largest city of France.")  # fmt: skip
 SYDNEY = Source(title="Sydney", description="Capital city of New South Wales, Australia",
                 text="Sydney is the capital city of the state of New South Wales.")  # fmt: skip
-CHOPIN = Source(title="Frédéric Chopin", description="Polish composer and pianist (1810–1849)",
-                text="Frédéric François Chopin was a Polish composer and virtuoso pianist.")  # fmt: skip
+CHOPIN = Source(
+    title="Frédéric Chopin",
+    description="Polish composer and pianist (1810–1849)",
+    text="Frédéric François Chopin was a Polish composer and virtuoso pianist.",
+)
 
 
 @pytest.mark.parametrize(
@@ -327,10 +332,52 @@ async def test_a_wrong_yes_is_turned_to_the_sources_no() -> None:
 
 
 async def test_a_definition_drafted_as_an_echo_is_answered_by_the_named_source() -> None:
-    eritrea = Source(title="Eritrea", description="Country in the Horn of Africa",
-                     text="Eritrea is a country in the Horn of Africa. Its capital is Asmara.")  # fmt: skip
-    model = research_model(plan=SIMPLE, synthesize=[{"answer": "Eritrea", "citations": ["[1]"]}] * 3)
+    eritrea = Source(
+        title="Eritrea",
+        description="Country in the Horn of Africa",
+        text="Eritrea is a country in the Horn of Africa. Its capital is Asmara.",
+    )
+    model = research_model(
+        plan=SIMPLE, synthesize=[{"answer": "Eritrea", "citations": ["[1]"]}] * 3
+    )
     response = (await loop(model, {"eritrea": [eritrea]}).run("What is Eritrea?")).response
     assert isinstance(response, AgentResponse), response
     assert response.status == "verified", response
     assert response.final_answer == "Eritrea is a country in the Horn of Africa [1]"
+
+
+@pytest.mark.parametrize(
+    ("question", "picked"),
+    [
+        ("Which is older, Plato or Immanuel Kant?", "Plato"),
+        ("Who was born first: Immanuel Kant or Plato?", "Plato"),
+        ("Who was born last, Plato or Immanuel Kant?", "Immanuel Kant"),
+    ],
+)
+def test_a_choice_between_two_is_decided_by_their_two_facts(question: str, picked: str) -> None:
+    facts = comparison_facts(question, {"[1]": PLATO, "[2]": KANT})
+    assert facts is not None
+    assert decided(question, facts).startswith(f"{picked}: ")
+
+
+async def test_a_wrong_choice_is_repaired_to_the_side_the_facts_pick() -> None:
+    model = research_model(
+        plan=SIMPLE, synthesize=[{"answer": "Immanuel Kant [2]", "citations": ["[2]"]}] * 3
+    )
+    # Kant's side is searched by its name (a second hop).
+    plato = dataclasses.replace(PLATO, location="https://en.wikipedia.org/wiki/Plato")
+    kant = dataclasses.replace(KANT, location="https://en.wikipedia.org/wiki/Immanuel_Kant")
+    hits = {"plato": [plato], "kant": [kant]}
+    run = await loop(model, hits).run("Which is older, Plato or Immanuel Kant?")
+    response = run.response
+    assert isinstance(response, AgentResponse), response
+    assert response.status == "verified", response
+    assert response.final_answer.startswith("Plato: Plato was born in 428 BC [1]")
+
+
+def test_a_lifespan_before_christ_reads_as_two_years_before_christ() -> None:
+    from guardsearch.loops.research.evidence import readable
+
+    assert readable("Greek philosopher (c. 428–347 BC)") == (
+        "Greek philosopher (born 428 BC; died 347 BC)"
+    )

@@ -49,10 +49,13 @@ from guardsearch.loops.research.evidence import (
     about,
     answer_kind,
     bridges,
+    choice,
+    claim_verdict,
+    comparison_facts,
     comparison_sides,
+    decided,
     family,
     find_answer,
-    claim_verdict,
     items_named,
     link_text,
     list_candidates,
@@ -150,7 +153,20 @@ def cut(text: str, chars: int) -> str:
 
 
 def sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE.split(text.strip()) if s.strip()]
+    """`text`'s sentences; markers after a sentence's full stop ("Plato. [1] [2]") stay
+    with it, not a sentence of their own."""
+    out: list[str] = []
+    for piece in (s.strip() for s in _SENTENCE.split(text.strip())):
+        if not piece:
+            continue
+        if out and not terms(_MARKERS_ONLY.sub(" ", piece)) and markers(piece):
+            out[-1] = f"{out[-1]} {piece}"
+        else:
+            out.append(piece)
+    return out
+
+
+_MARKERS_ONLY = re.compile(r"\[\s*\d{1,3}\s*\]")
 
 
 def without_sentences(text: str, drop: Sequence[str]) -> str:
@@ -490,6 +506,17 @@ class _Claims:
             agrees = claim_agrees(claim, question, self.sources.get(source_id, source))
             if agrees is not None:
                 return agrees
+        if short and self.sources and choice(question) is not None:
+            # "Plato [1] [2]" for "Which is older, Plato or Kant?": the name the two
+            # facts pick, each fact's source backing it.
+            facts = comparison_facts(question, self.sources)
+            said = set(terms(plain(claim)))
+            if (
+                facts is not None
+                and source_id in {f.source_id for f in facts}
+                and not re.search(r"\d", plain(claim))  # a fact's piece is judged below
+            ):
+                return set(terms(decided(question, facts).split(":", 1)[0])) <= said
         # A comparison's piece names its own side ("A was born in 1895 [1]"): the other
         # side's name is not in A's source, so the question is not read into its words.
         asked = question if short and comparison_sides(question) is None else ""

@@ -94,7 +94,7 @@ _YES_OR_NO = re.compile(r"^\W*(yes|no)\b|[:–—]\s*(yes|no)\b", re.I)
 
 
 def yes_or_no(answer: str) -> str | None:
-    """"yes" or "no" when the answer leads with one ("No, ...", "Brahms: yes"); else None."""
+    """ "yes" or "no" when the answer leads with one ("No, ...", "Brahms: yes"); else None."""
     found = _YES_OR_NO.search(_without_markers(answer))
     return (found.group(1) or found.group(2)).lower() if found else None
 
@@ -246,13 +246,20 @@ def relation_words(question: str) -> list[str]:
 
 # -- sources -------------------------------------------------------------------------
 
-_LIFESPAN = re.compile(r"\((?:born\s+)?(c\.\s*)?(\d{3,4})\s*[–-]\s*(c\.\s*)?(\d{3,4})\)")
+_LIFESPAN = re.compile(
+    r"\((?:born\s+)?(c\.\s*)?(\d{2,4})\s*[–-]\s*(c\.\s*)?(\d{2,4})(\s*(?:BCE|BC))?\)"
+)
 
 
 def readable(text: str) -> str:
     """`text` with Wikipedia's lifespan convention spelled out: "(1900–1945)" reads
-    "(born 1900; died 1945)"."""
-    return _LIFESPAN.sub(lambda m: f"(born {m.group(2)}; died {m.group(4)})", text)
+    "(born 1900; died 1945)", "(c. 428–347 BC)" "(born 428 BC; died 347 BC)"."""
+
+    def spelled(m: re.Match[str]) -> str:
+        era = f" {m.group(5).strip()}" if m.group(5) else ""
+        return f"(born {m.group(2)}{era}; died {m.group(4)}{era})"
+
+    return _LIFESPAN.sub(spelled, text)
 
 
 def source_says(source: str | Source) -> str:
@@ -482,6 +489,49 @@ def _comparative_word(question: str) -> re.Match[str] | None:
     return None if (less is None) == (more is None) else less or more
 
 
+_CHOICE = re.compile(
+    r"^\W*(?P<head>(?:which|who|what)\b[^,:]*?)\s*[,:]\s*(?:the\s+)?(?P<a>[^,:?]+?),?\s+or\s+"
+    r"(?:the\s+)?(?P<b>[^,:?]+?)\s*\?\s*$",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A question that asks which of two comes first one way ("Which is older, Plato
+    or Kant?", "Who was born first: A or B?"): its two names, relation and direction."""
+
+    first: str
+    second: str
+    relations: list[str]
+    less: bool  # the smaller value wins ("older", "earlier", "first")
+
+
+def choice(question: str) -> Choice | None:
+    found = _CHOICE.match(question.strip())
+    if found is None:
+        return None
+    head = found.group("head")
+    word = _comparative_word(head)
+    if word is not None:
+        less = _LESS.search(head) is not None
+    elif re.search(r"\bfirst\b", head, re.I):
+        less = True
+    elif re.search(r"\blast\b", head, re.I):
+        less = False
+    else:
+        return None
+    words = [w for w in terms(head) if stem(w) in _FAMILY_OF]
+    if not words:
+        return None
+    return Choice(found.group("a").strip(), found.group("b").strip(), words, less)
+
+
+def _smaller_wins(question: str) -> bool:
+    picked = choice(question)
+    return picked.less if picked is not None else _LESS.search(question) is not None
+
+
 def comparative(question: str) -> bool:
     """Does `question` compare two things one way ("before", "older", "taller")?"""
     return _comparative_word(question) is not None
@@ -492,7 +542,7 @@ def compared(question: str, answer: str) -> bool | None:
     numbers the answer states for A and for B, in the direction its comparative word
     gives; None when the question compares nothing or the answer does not give one
     number for each."""
-    if _comparative_word(question) is None:
+    if _comparative_word(question) is None or choice(question) is not None:
         return None
     names = [g.strip() for g in _NAME_GROUP.findall(question[1:]) if terms(g)]
     if len(names) < 2:
@@ -553,6 +603,9 @@ def comparison_sides(question: str) -> list[tuple[str, list[str]]] | None:
     before B was born?" -> [(A, [die]), (B, [born])]; a side without its own relation
     takes the other's ("Was A born earlier than B?"), and a comparative word of a
     relation ("older") is one for both. None when the question compares nothing."""
+    picked = choice(question)
+    if picked is not None:
+        return [(picked.first, picked.relations), (picked.second, picked.relations)]
     found = _comparative_word(question)
     if found is None:
         return None
@@ -646,9 +699,15 @@ def missing_sides(
 def decided(question: str, facts: tuple[Fact, Fact]) -> str:
     """The answer the two facts give, with both facts and their sources: "No: A was born
     in 1895 [1]; B was born in 1762 [2]." (Equal values answer No: neither is before.)"""
-    less = _LESS.search(question) is not None
+    less = _smaller_wins(question)
     first, second = facts
     truth = first.value < second.value if less else first.value > second.value
+    if choice(question) is not None:
+        # "Which is older, A or B?": the side the facts pick, named first.
+        picked = first if truth else second
+        if first.value == second.value:
+            return f"Neither: {first.sentence()}; {second.sentence()}."
+        return f"{picked.name}: {first.sentence()}; {second.sentence()}."
     return f"{'Yes' if truth else 'No'}: {first.sentence()}; {second.sentence()}."
 
 
@@ -832,8 +891,29 @@ _SENTENCE_END = re.compile(r"(?<!\b[A-Z]\.)(?<=[.!?])\s+")
 # Nouns that name a kind of thing at the end of its name ("the Red *Sea*", "Indian
 # *Ocean*"): an item so named is of that kind, not of the one a list asks for.
 _KIND_HEADS = frozenset(
-    "ocean sea gulf bay channel strait river lake mountain mountains range desert "
-    "peninsula island islands canal sound lagoon basin plateau valley".split()
+    [
+        "ocean",
+        "sea",
+        "gulf",
+        "bay",
+        "channel",
+        "strait",
+        "river",
+        "lake",
+        "mountain",
+        "mountains",
+        "range",
+        "desert",
+        "peninsula",
+        "island",
+        "islands",
+        "canal",
+        "sound",
+        "lagoon",
+        "basin",
+        "plateau",
+        "valley",
+    ]
 )
 _LIST_CLASS = re.compile(
     r"\b(?:which|what)\s+([a-z]+s)\b"
@@ -1038,12 +1118,16 @@ def list_items(answer: str) -> list[str]:
 __all__: Sequence[str] = (
     "ANSWER_KINDS",
     "AnswerClause",
+    "Choice",
+    "Claim",
     "Fact",
     "about",
     "answer_in_sources",
     "answer_kind",
     "bare_title",
     "bridges",
+    "choice",
+    "claim_verdict",
     "clauses",
     "comparative",
     "compared",
@@ -1053,10 +1137,7 @@ __all__: Sequence[str] = (
     "family",
     "find_answer",
     "fits_kind",
-    "Claim",
-    "claim_verdict",
     "items_named",
-    "yes_or_no",
     "link_text",
     "list_candidates",
     "list_evidence",
@@ -1070,4 +1151,5 @@ __all__: Sequence[str] = (
     "source_says",
     "states",
     "subject_words",
+    "yes_or_no",
 )

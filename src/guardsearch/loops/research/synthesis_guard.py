@@ -41,9 +41,11 @@ from guardsearch.loops.research.citations import (
     verify_citations,
 )
 from guardsearch.loops.research.evidence import (
+    Fact,
     answer_kind,
     bare_title,
     bridges,
+    choice,
     claim_verdict,
     comparative,
     compared,
@@ -151,6 +153,8 @@ async def echo(draft: Draft, judge: SupportJudge) -> GuardResult | None:
         return None
     if answer_kind(draft.question) == "yesno" and yes_or_no(draft.flat) is not None:
         return None  # its yes or no is what it adds; the claim and support checks judge it
+    if choice(draft.question) is not None:
+        return None  # "Plato": the name it picks is the question's; the comparison judges it
     sources, question = draft.sources, draft.question
     named = (
         described_subject(set(terms(draft.flat)), sources, question=question)
@@ -316,9 +320,12 @@ async def comparison(draft: Draft, judge: SupportJudge) -> GuardResult | None:
     what they give, with both facts cited (a patch: the model's "Yes" alone cannot be
     checked, and a 0.5B model compares two years badly); otherwise the numbers the
     answer itself states decide its yes or no."""
-    if answer_kind(draft.question) != "yesno":
+    picked = choice(draft.question)
+    if answer_kind(draft.question) != "yesno" and picked is None:
         return None
     facts = comparison_facts(draft.question, draft.sources) if draft.sources else None
+    if facts is not None and picked is not None:
+        return _chosen(draft, decided(draft.question, facts), facts)
     if facts is not None:
         answer = decided(draft.question, facts)
         verdict = re.match(r"\W*(yes|no)\b", draft.flat, re.I)
@@ -348,6 +355,23 @@ async def comparison(draft: Draft, judge: SupportJudge) -> GuardResult | None:
     )
 
 
+def _chosen(draft: Draft, answer: str, facts: tuple[Fact, Fact]) -> GuardResult | None:
+    """ "Which is older, A or B?": a draft naming the side the facts pick, and not the
+    other, goes on to the support check; any other is repaired to that side, with both
+    facts cited."""
+    winner = answer.split(":", 1)[0]
+    loser = next((f.name for f in facts if f.name != winner), "")
+    # Its lead ("Plato: ...", "Plato [1]; ...") names the choice; the facts may follow.
+    said = set(terms(re.split(r"[:;\[]", draft.flat, maxsplit=1)[0]))
+    if set(terms(winner)) <= said and not (loser and set(terms(loser)) <= said):
+        return None
+    return GuardResult.fail(
+        f"the sources decide it: {answer}",
+        "answer",
+        patch=answer_patch(answer, *(f.source_id for f in facts)),
+    )
+
+
 async def claim(draft: Draft, judge: SupportJudge) -> GuardResult | None:
     """A yes/no question stating one claim ("Is Paris the capital of France?") that a
     retrieved source decides (`claim_verdict`): a draft with the sources' yes or no
@@ -368,8 +392,7 @@ async def claim(draft: Draft, judge: SupportJudge) -> GuardResult | None:
         clause = f"{title}: {clause}"
     answer = f"{right}: {clause} {found.source_id}"
     return GuardResult.fail(
-        f"the sources decide it: source {found.source_id} says {found.clause!r}; "
-        f"answer {right}",
+        f"the sources decide it: source {found.source_id} says {found.clause!r}; answer {right}",
         "answer",
         patch=answer_patch(answer, found.source_id),
     )
