@@ -173,7 +173,9 @@ def paired(rows: list[dict[str, Any]], a: str, b: str) -> dict[str, Any]:
 def report(args: argparse.Namespace) -> None:
     by_id = {t["id"]: t for t in tasks()}
     # Judged again from the stored plans, so the report follows the judgement as it is.
-    rows = [r | judge(by_id[r["id"]], r["plan"]) for r in done_rows() if r["model"] == args.model]
+    rows = [
+        r | judge(by_id[r["id"]], r["plan"]) for r in done_rows() if r["model"] == args.model
+    ]
     groups: dict[str, Any] = {}
     for half in ("tune", "heldout"):
         for pipe in sorted({r["pipeline"] for r in rows}):
