@@ -65,6 +65,10 @@ def load(split: str, types: list[str] | None = None, user: bool = False) -> list
     return [r for r in rows if split in ("all", r["split"]) and (not types or r["type"] in types)]
 
 
+# Types whose answer needs two facts: a second hop, or one fact per side compared.
+TWO_FACTS = ("twohop", "yesno", "choices")
+
+
 def right(q: dict[str, Any], answer: str, status: str) -> bool:
     """Whether the user got the right answer (an error gives them none)."""
     if status.startswith("error"):
@@ -309,8 +313,8 @@ def paired(loop: list[dict[str, Any]], single: list[dict[str, Any]]) -> list[str
         "|---|---:|---:|---:|---|---:|---:|---:|",
     ]
     groups = {
-        "single-hop (answerable)": lambda r: r["type"] not in ("twohop", "unanswerable", "yesno"),
-        "two-hop and yes/no": lambda r: r["type"] in ("twohop", "yesno"),
+        "single-hop (answerable)": lambda r: r["type"] not in TWO_FACTS + ("unanswerable",),
+        "two hops and comparisons": lambda r: r["type"] in TWO_FACTS,
         "unanswerable": lambda r: r["type"] == "unanswerable",
         "all": lambda r: True,
     }
