@@ -8,7 +8,7 @@ from guardsearch import Budget, BudgetExceeded, ConfigError, ModelError, StepFai
 from guardsearch.core.errors import ReplayMiss, RunError, StoreError
 from guardsearch.core.events import Trace
 from guardsearch.core.outcome import CORE_STOP_REASONS, new_run_id, stop_reason_for
-from guardsearch.loops.kernel import FIXED_FIELDS, Kernel, Stop, phase_record
+from guardsearch.kernel import FIXED_FIELDS, Kernel, Stop, phase_record
 from guardsearch.models.scripted import ScriptedModel
 
 

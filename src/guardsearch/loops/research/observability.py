@@ -15,7 +15,7 @@ from typing import Any
 
 from guardsearch.core.budget import Budget
 from guardsearch.core.events import Event, Subscriber
-from guardsearch.loops.kernel import phase_record
+from guardsearch.kernel import phase_record
 from guardsearch.loops.research.state import ResearchState
 
 logger = logging.getLogger("guardsearch.research")
