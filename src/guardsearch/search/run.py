@@ -24,6 +24,7 @@ from guardsearch.core.digest import stable_digest
 from guardsearch.core.errors import BudgetExceeded, ConfigError
 from guardsearch.core.events import Trace
 from guardsearch.core.outcome import stop_reason_for
+from guardsearch.core.steering import Steering
 from guardsearch.core.usage import ZERO
 from guardsearch.guards.evaluator import using_model
 from guardsearch.kernel import Kernel
@@ -164,7 +165,7 @@ async def search(
             await engine.close(wait=False)
             sync_usage()
             state.termination = "cancelled"
-            kernel.finish("cancelled", termination="cancelled", used=state.usage.as_dict())
+            _finish(kernel, state, "cancelled", termination="cancelled")
             await _call(on_expansion, state)
             raise
         except BaseException as exc:
@@ -172,9 +173,8 @@ async def search(
             # (paid anyway; a durable run keeps their answers) unless it is interrupted.
             await engine.close(wait=isinstance(exc, Exception))
             sync_usage()
-            used = state.usage.as_dict()
             why = stop_reason_for(exc)
-            kernel.finish(why, termination=None, error=type(exc).__name__, used=used)
+            _finish(kernel, state, why, termination=None, error=type(exc).__name__)
             raise
         # Prefetched calls no expansion asked for (the search ended first): the waiting
         # ones are cancelled, those under way awaited and booked before the usage is final.
@@ -199,21 +199,27 @@ def _starting_state(
 
 
 def _ended(engine: Engine, space: SearchSpace, kernel: Kernel) -> SearchResult:
-    """The result of a search that ended, and its `run_end` event (the kernel's, with
-    the state's usage and steering counts: a resumed search counts what it saved)."""
+    """The result of a search that ended, and its `run_end` event."""
     state = engine.state
     seconds = kernel.elapsed()
     result = result_of(state, space, run_id=kernel.run_id, seconds=seconds, trace=kernel.trace)
-    kernel.finish(
+    _finish(
+        kernel,
+        state,
         result.stop_reason,
         termination=state.termination,
         succeeded=result.succeeded,
         expansions=state.expansions,
         nodes=len(state.tree),
-        used=state.usage.as_dict(),
-        steering=result.steering.as_dict(),
     )
     return result
+
+
+def _finish(kernel: Kernel, state: SearchState, stop_reason: str, **data: Any) -> None:
+    """The search's `run_end`: the kernel's, with the state's usage and steering counts
+    (what a resumed search saved counts on)."""
+    steering = Steering.from_dict(state.steering).as_dict()
+    kernel.finish(stop_reason, used=state.usage.as_dict(), steering=steering, **data)
 
 
 def _show(value: Any) -> Any:
