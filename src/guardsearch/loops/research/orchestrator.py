@@ -551,15 +551,17 @@ class _Run:
         about the subject mention (near the question's relation words first) are searched
         next ("Psycho ... directed by Alfred Hitchcock" -> "Alfred Hitchcock"), once each."""
         full = self.retrieved()
+        comparing = comparison_sides(self.state.task) is not None
         if (
             not self.config.hops
             or self.state.iteration >= self.state.max_iters
-            or answer_clauses(self.state.task, full)
+            # One side's clause answers nothing of a comparison: both facts are needed.
+            or (not comparing and answer_clauses(self.state.task, full))
         ):
             return []
         done = {q.query.lower() for q in self.state.queries_run} | self._hopped
         hops: list[Query] = []
-        if comparison_sides(self.state.task) is not None:
+        if comparing:
             # A comparison's side whose fact is not retrieved yet is searched by its name.
             hops = [
                 Query(query=name, intent="a side of the comparison")
