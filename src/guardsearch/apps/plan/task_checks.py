@@ -7,6 +7,7 @@ Each returns what is wrong in words a model can act on (None or empty: nothing).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from guardsearch.apps.plan.plan_format import Plan, PlanStep
 from guardsearch.apps.plan.task_spec import Constraint, Dependency, TaskSpec
@@ -75,6 +76,38 @@ def repeated(plan: Plan) -> list[str]:
         if first is not step:
             out.append(f"step {step.id} ({step.action}) repeats step {first.id} ({first.action})")
     return out
+
+
+def drop_copied_steps(value: Any) -> tuple[Any, list[str]]:
+    """`value` (a plan as the model wrote it) without the steps that copy an earlier step
+    word for word (the same normalised action and detail), and a note for each dropped.
+
+    A copied step adds nothing a guard could credit, and the small models write them in
+    runs (`deploy`, `update`, `deploy`, `update`); dropping them before judging turns
+    such a plan into the plan it is, whose other faults the feedback can then name. A
+    step some `on_failure` names is kept (the plan refers to it). Anything that is not a
+    plan-shaped object is returned unchanged, for the Minimal guard to explain.
+    """
+    if not isinstance(value, dict) or not isinstance(value.get("steps"), list):
+        return value, []
+    named = {s.get("on_failure") for s in value["steps"] if isinstance(s, dict)}
+    seen: dict[tuple[tuple[str, ...], tuple[str, ...]], Any] = {}
+    kept: list[Any] = []
+    notes: list[str] = []
+    for step in value["steps"]:
+        if not isinstance(step, dict) or not isinstance(step.get("action"), str):
+            kept.append(step)
+            continue
+        key = (same_action(step["action"]), words(str(step.get("detail") or "")))
+        first = seen.setdefault(key, step)
+        if first is not step and step.get("id") not in named:
+            notes.append(
+                f"dropped step {step.get('id')} ({step['action']}): it copies step "
+                f"{first.get('id')} word for word"
+            )
+            continue
+        kept.append(step)
+    return ({**value, "steps": kept} if notes else value), notes
 
 
 def addressed(constraint: Constraint, steps: Sequence[PlanStep]) -> bool:
