@@ -102,6 +102,11 @@ def run(args: argparse.Namespace) -> None:
         if (t["id"], p, args.model) not in seen
     ][: args.limit or None]
     model = model_from_spec(args.model)
+    if hasattr(model, "prefix_cache"):
+        # Every call starts cold: with llama.cpp's KV cache reused, an answer depends in
+        # its last bits on the call before, so `single` and the search's root (the same
+        # requests) could differ by a flipped greedy near-tie; cold, they are the same.
+        model.prefix_cache = False
     RESULTS.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     code = _commit()
@@ -173,9 +178,7 @@ def paired(rows: list[dict[str, Any]], a: str, b: str) -> dict[str, Any]:
 def report(args: argparse.Namespace) -> None:
     by_id = {t["id"]: t for t in tasks()}
     # Judged again from the stored plans, so the report follows the judgement as it is.
-    rows = [
-        r | judge(by_id[r["id"]], r["plan"]) for r in done_rows() if r["model"] == args.model
-    ]
+    rows = [r | judge(by_id[r["id"]], r["plan"]) for r in done_rows() if r["model"] == args.model]
     groups: dict[str, Any] = {}
     for half in ("tune", "heldout"):
         for pipe in sorted({r["pipeline"] for r in rows}):

@@ -314,21 +314,48 @@ async def test_a_free_plan_that_leaves_out_the_garden_never_succeeds() -> None:
             assert "in our garden (say 'garden')" in failed["constraints"]
 
 
-async def test_a_free_search_retries_its_plan_in_place_and_keeps_the_fullest() -> None:
-    # A free task's plan feedback is about the plan's own steps: the search retries the
-    # plan (5 attempts) instead of regenerating recon or strategy, and when none passes
-    # it returns the plan that addresses most constraints, not the one with fewest faults.
+async def test_a_free_search_starts_from_the_single_shot_and_refines_the_best_plan() -> None:
+    # A free task's search makes the `single` pipeline's requests first (its root), then
+    # refines the best plan judged so far, which its prompt shows with what is wrong.
     thin = json.dumps({"steps": [step(1, "book_venue", "a room in Lisbon")]})
     fuller = json.dumps(
         {"steps": [step(1, "book_venue", "a Lisbon room for 12 people for one day", 900),
                    step(2, "book_venue", "lunch for the 12 people", 400)]}
     )  # fmt: skip
     others = [thin.replace("a room", other) for other in ("one room", "the room", "a hall")]
-    model, calls = offsite_model([thin, fuller, *others])
-    out = await plan_problem(None, task=OFFSITE, model=model, budget=8)
-    assert calls == ["analysis", "recon", "strategy", *["plan"] * 5]
-    assert not out["succeeded"]
-    # `fuller` repeats a step but addresses all four constraints; `thin` one.
+    single = ScriptedModel([thin, fuller, others[0]])
+    await plan_problem(None, task=OFFSITE, pipeline="single", model=single, budget=3)
+    model = ScriptedModel([thin, fuller, *others, thin.replace("a room", "a loft")])
+    out = await plan_problem(None, task=OFFSITE, model=model, budget=6)
+    assert [r.messages for r in model.requests[:3]] == [r.messages for r in single.requests]
+    assert [(r.seed, r.temperature) for r in model.requests[:3]] == [
+        (r.seed, r.temperature) for r in single.requests
+    ]
+    assert out["calls"] == 6 and [p["phase"] for p in out["phases"]] == ["root", "refine"]
+    refine = " ".join(m.content for m in model.requests[3].messages)
+    assert "## The best plan so far" in refine and "a Lisbon room for 12 people" in refine
+    assert "What is still wrong with it: step s2 (book_venue) repeats step s1" in refine
+    # No refinement beat the root's `fuller` (all four constraints, one repeat): it is
+    # returned, never a plan that addresses fewer constraints.
+    assert out["phases"][0]["won"] and not out["succeeded"]
     assert out["plan"]["steps"][0]["detail"] == "a Lisbon room for 12 people for one day"
     failed = {v["check"] for v in out["verdicts"] if not v["passed"]}
     assert failed == {"no_repeats"}
+
+
+async def test_a_refinement_that_passes_wins_and_copied_steps_are_dropped_first() -> None:
+    copies = json.dumps(
+        {"steps": [step(1, "book_venue", "a Lisbon room for 12 for one day", 900),
+                   step(2, "book_venue", "a Lisbon room for 12 for one day", 900)]}
+    )  # fmt: skip
+    good = json.dumps(
+        {"steps": [step(1, "book_venue", "a Lisbon room for 12 for one day", 900),
+                   step(2, "order_catering", "lunch for 12", 400)]}
+    )  # fmt: skip
+    model = ScriptedModel([copies.replace("900", "2500")] * 3 + [good])
+    out = await plan_problem(None, task=OFFSITE, model=model, budget=8)
+    assert out["succeeded"] and out["calls"] == 4 and out["phases"][1]["won"]
+    # The root's copies were dropped before judging, and the verdict said so; what
+    # failed there was the budget (2500 over 2000), not a repeat.
+    root_feedback = out["tree"][0]["feedback"]
+    assert "over the budget of 2000" in root_feedback and "repeats" not in root_feedback

@@ -209,4 +209,3 @@ def _prefixed(node: dict[str, Any]) -> dict[str, Any]:
         "id": f"refine:{node['id']}",
         "parent": f"refine:{node['parent']}" if node.get("parent") else node.get("parent"),
     }
-

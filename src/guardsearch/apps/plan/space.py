@@ -49,8 +49,8 @@ from guardsearch.apps.plan.task_spec import TaskSpec
 from guardsearch.apps.plan.traces import MAX_EXPLORATIONS
 from guardsearch.core.budget import StepBudget
 from guardsearch.core.context import Context
-from guardsearch.core.errors import ConfigError
 from guardsearch.core.digest import canonical_json
+from guardsearch.core.errors import ConfigError
 from guardsearch.core.guard_result import Check, GuardResult
 from guardsearch.core.messages import ModelRequest
 from guardsearch.guards.constraints import compile_constraints, declared_constraints
