@@ -25,6 +25,7 @@ benchmarks/results/plan_free_notes.md). That pipeline stays available as `full`.
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -148,10 +149,12 @@ async def free_search(
     )
     build = {"window": window, "structural_repairs": structural_repairs}
     root = _space(PlanSpace, task, spec, ROOT_ATTEMPTS, **build)
+    started = time.perf_counter()
     first = await search(root, "dfs", model=metered, heuristic=retry_in_place, **options)
+    seconds = round(time.perf_counter() - started, 3)
     left = metered.budget.remaining().calls
     if first.succeeded or left == 0:
-        return _merged(first, None)
+        return _merged(first, None, seconds)
     refine = cast(RefineSpace, _space(RefineSpace, task, spec, left or REFINE_ATTEMPTS, **build))
     objective = refine.root().context
     for tried in _tried(first):
@@ -161,16 +164,20 @@ async def free_search(
     if best is not None:
         refine.remember(best.value, best.verdict)
     second = await search(refine, "dfs", model=metered, heuristic=retry_in_place, **options)
-    return _merged(first, second)
+    return _merged(first, second, seconds)
 
 
-def _merged(first: SearchResult, second: SearchResult | None) -> dict[str, Any]:
+def _merged(first: SearchResult, second: SearchResult | None, seconds: float) -> dict[str, Any]:
     """One payload from the two phases: the better phase's plan, path and verdicts; the
     calls, tokens, expansions and tree of both (the refine phase's node ids prefixed
-    `refine:`)."""
+    `refine:`). `phases[0]` also holds the root's own outcome (`succeeded`, `plan`,
+    `verdicts`, `termination`, `seconds`): what the `single` pipeline returns for the
+    same requests."""
     one = result_dict(first)
     best_one = _best(first)
     phases = [_phase("root", first, best_one)]
+    phases[0] |= {k: one[k] for k in ("succeeded", "termination", "plan", "verdicts")}
+    phases[0]["seconds"] = seconds
     if second is None:
         phases[0]["won"] = True
         return one | {"phases": phases}
