@@ -1,20 +1,23 @@
-"""A free task's search: the single-shot plan is its root, then it refines the best plan.
+"""A free task's search: the single-shot plan is its root, then it improves the best plan.
 
-Two phases, one budget:
+Three phases, one budget:
 
 1. **root** — the `single` pipeline's plan step, the same requests, seeds and
    temperatures, `ROOT_ATTEMPTS` attempts retried in place with the guard's feedback.
    So the search holds the single-shot candidate and never returns a plan the task
    guard ranks below it.
-2. **refine** — while calls remain, the plan step again, its prompt now showing the
-   best plan judged so far (`TaskPlanGuard`'s score: most constraints addressed, then
-   fewest vague or repeated steps) with what its verdict says is wrong, and the plans
-   already tried with theirs. Each new plan is judged by the same guard and replaces the
-   best when it scores higher, so every refinement starts from the fullest plan so far
-   rather than from the last (a worse retry does not lose what an earlier one had).
+2. **edit** — up to `EDIT_CALLS` step edits of the best plan (free_refine.py): the model
+   writes the one step a finding asks for (a step for a constraint no step addresses,
+   or the replacement of a step the verdict names as vague, repeated or the whole
+   task), code splices it in, and the edited plan replaces the best when the same
+   guard scores it higher.
+3. **refine** — with the calls left, the whole plan again, its prompt showing the best
+   plan judged so far (`TaskPlanGuard`'s score: most constraints addressed, then fewest
+   vague or repeated steps) with what its verdict says is wrong, and the plans the root
+   tried with theirs; a new plan replaces the best when it scores higher.
 
-The plan of the phase whose best scores higher is returned (the root's on a tie), with
-its verdicts; `succeeded` only when it passed. Why not the four-step pipeline (analysis,
+The best plan of any phase is returned (the earliest phase's on a tie), with its
+verdicts; `succeeded` only when it passed. Why not the four-step pipeline (analysis,
 recon, strategy, plan) the `search` of a shipped problem runs: a free task's guard
 judges the plan's own steps, which nothing upstream fixes, and on the free-task
 evaluation the upstream outputs spent most of the calls and pulled the small model's
@@ -29,9 +32,11 @@ import time
 from dataclasses import dataclass
 from typing import Any, cast
 
+from guardsearch.apps.plan.free_refine import StepRefiner
 from guardsearch.apps.plan.pipelines import PIPELINES, retry_in_place
 from guardsearch.apps.plan.report import best_path, result_dict
 from guardsearch.apps.plan.space import PlanSpace
+from guardsearch.apps.plan.task_guards import TaskPlanGuard, verdicts
 from guardsearch.apps.plan.task_spec import TaskSpec
 from guardsearch.core.budget import Budget, BudgetLike
 from guardsearch.core.context import Context
@@ -47,8 +52,10 @@ from guardsearch.search.space import Proposal
 
 # The root's attempts: what the `single` pipeline makes within the evaluation's 3 calls.
 ROOT_ATTEMPTS = 3
-# Refinements when the budget sets no call limit.
-REFINE_ATTEMPTS = 9
+# Step edits at the most (free_refine.py), then whole-plan refinements with what is
+# left (REFINE_ATTEMPTS when the budget sets no call limit).
+EDIT_CALLS = 6
+REFINE_ATTEMPTS = 6
 _PLAN_KEYS = ("id", "action", "detail", "cost", "on_failure")
 
 
@@ -141,7 +148,7 @@ async def free_search(
 ) -> dict[str, Any]:
     """Search a plan for the free task `task` judged by `spec` (see the module
     docstring); `plan_problem`'s payload keys (`report.result_dict`'s), plus `phases`
-    (each phase's calls, best score and whether it won)."""
+    (each phase's calls, best score and whether it won; the root's own outcome)."""
     metered = (
         model
         if isinstance(model, Metered)
@@ -152,63 +159,129 @@ async def free_search(
     started = time.perf_counter()
     first = await search(root, "dfs", model=metered, heuristic=retry_in_place, **options)
     seconds = round(time.perf_counter() - started, 3)
-    left = metered.budget.remaining().calls
-    if first.succeeded or left == 0:
-        return _merged(first, None, seconds)
-    refine = cast(RefineSpace, _space(RefineSpace, task, spec, left or REFINE_ATTEMPTS, **build))
+    out = _Phases(first, seconds)
+    best = _best(first)
+    if first.succeeded or not _calls_left(metered) or best is None or best.verdict is None:
+        return out.payload()
+    edits = await _edit(root, spec or TaskSpec(task=task), metered, best.value, best.verdict)
+    out.edits = edits
+    if edits.best_verdict.passed or not _calls_left(metered):
+        return out.payload()
+    refine = cast(RefineSpace, _space(RefineSpace, task, spec, _refine_rmax(metered), **build))
     objective = refine.root().context
     for tried in _tried(first):
         objective = objective.amend(tried=tried)
     refine.objective = objective
-    best = _best(first)
-    if best is not None:
-        refine.remember(best.value, best.verdict)
-    second = await search(refine, "dfs", model=metered, heuristic=retry_in_place, **options)
-    return _merged(first, second, seconds)
+    refine.remember(edits.best_value, edits.best_verdict)
+    out.refine = await search(refine, "dfs", model=metered, heuristic=retry_in_place, **options)
+    return out.payload()
 
 
-def _merged(first: SearchResult, second: SearchResult | None, seconds: float) -> dict[str, Any]:
-    """One payload from the two phases: the better phase's plan, path and verdicts; the
-    calls, tokens, expansions and tree of both (the refine phase's node ids prefixed
-    `refine:`). `phases[0]` also holds the root's own outcome (`succeeded`, `plan`,
-    `verdicts`, `termination`, `seconds`): what the `single` pipeline returns for the
-    same requests."""
-    one = result_dict(first)
-    best_one = _best(first)
-    phases = [_phase("root", first, best_one)]
-    phases[0] |= {k: one[k] for k in ("succeeded", "termination", "plan", "verdicts")}
-    phases[0]["seconds"] = seconds
-    if second is None:
-        phases[0]["won"] = True
-        return one | {"phases": phases}
-    two = result_dict(second)
-    best_two = _best(second)
-    won = rank(best_two.verdict if best_two else None) > rank(
-        best_one.verdict if best_one else None
+def _calls_left(metered: Metered) -> bool:
+    left = metered.budget.remaining().calls
+    return left is None or left > 0
+
+
+def _refine_rmax(metered: Metered) -> int:
+    return metered.budget.remaining().calls or REFINE_ATTEMPTS
+
+
+async def _edit(
+    root: PlanSpace, spec: TaskSpec, metered: Metered, value: Any, verdict: GuardResult
+) -> StepRefiner:
+    """Step edits of the root's best plan (free_refine.py), up to EDIT_CALLS calls."""
+    guard = cast(TaskPlanGuard, root.steps[0].guard)
+    edits = StepRefiner(
+        spec=spec,
+        objective=root.root().context,
+        model=metered,
+        guard=guard,
+        best_value=value,
+        best_verdict=verdict,
     )
-    phases.append(_phase("refine", second, best_two))
-    phases[1 if won else 0]["won"] = True
-    chosen = two if won else one
-    steering = {
-        k: one["steering"].get(k, 0) + two["steering"].get(k, 0)
-        for k in ("outputs", "repeats", "repairs", "prevented")
-    }
-    steering["repeat_share"] = round(steering["repeats"] / (steering["outputs"] or 1), 4)
-    return chosen | {
-        "termination": "success" if chosen["succeeded"] else two["termination"],
-        "calls": one["calls"] + two["calls"],
-        "tokens": one["tokens"] + two["tokens"],
-        "expansions": one["expansions"] + two["expansions"],
-        "steering": steering,
-        "backtracks": [],
-        "tree": one["tree"] + [_prefixed(n) for n in two["tree"]],
-        "phases": phases,
+    await edits.run(EDIT_CALLS)
+    return edits
+
+
+@dataclass
+class _Phases:
+    """The phases' results, merged into one payload: the best plan of any phase (the
+    earliest on a tie), with its verdicts; the calls, tokens and trees of all."""
+
+    root: SearchResult
+    root_seconds: float
+    edits: StepRefiner | None = None
+    refine: SearchResult | None = None
+
+    def payload(self) -> dict[str, Any]:
+        one = result_dict(self.root)
+        best_one = _best(self.root)
+        phases = [_phase("root", self.root.calls, best_one.verdict if best_one else None)]
+        phases[0] |= {k: one[k] for k in ("succeeded", "termination", "plan", "verdicts")}
+        phases[0]["seconds"] = self.root_seconds
+        candidates: list[tuple[tuple[bool, float], dict[str, Any]]] = [
+            (rank(best_one.verdict if best_one else None), one)
+        ]
+        tree = list(one["tree"])
+        calls, tokens, expansions, termination = one["calls"], one["tokens"], 0, one["termination"]
+        if self.edits is not None:
+            e = self.edits
+            phases.append(_phase("edit", e.calls, e.best_verdict))
+            candidates.append((rank(e.best_verdict), _edit_payload(e)))
+            tree += e.tree
+            calls += e.calls
+            termination = "success" if e.best_verdict.passed else "budget_exhausted"
+        if self.refine is not None:
+            two = result_dict(self.refine)
+            best_two = _best(self.refine)
+            verdict_two = best_two.verdict if best_two else None
+            phases.append(_phase("refine", self.refine.calls, verdict_two))
+            candidates.append((rank(verdict_two), two))
+            tree += [_prefixed(n) for n in two["tree"]]
+            calls, tokens = calls + two["calls"], tokens + two["tokens"]
+            expansions, termination = two["expansions"], two["termination"]
+        won = max(range(len(candidates)), key=lambda i: (candidates[i][0], -i))
+        phases[won]["won"] = True
+        chosen = candidates[won][1]
+        return (
+            one
+            | {k: chosen[k] for k in ("succeeded", "plan", "verdicts", "path")}
+            | {
+                "termination": "success" if chosen["succeeded"] else termination,
+                "calls": calls,
+                "tokens": tokens if self.edits is None else self._tokens(),
+                "expansions": one["expansions"] + expansions,
+                "tree": tree,
+                "phases": phases,
+            }
+        )
+
+    def _tokens(self) -> int:
+        # The step edits call the model outside a search: the meter has every call's.
+        metered = self.edits.model if self.edits is not None else None
+        return metered.usage.total_tokens if metered is not None else 0
+
+
+def _edit_payload(edits: StepRefiner) -> dict[str, Any]:
+    text = json.dumps(edits.best_value, ensure_ascii=False)
+    return {
+        "succeeded": edits.best_verdict.passed,
+        "plan": edits.best_value,
+        "verdicts": verdicts(edits.best_verdict),
+        "path": [
+            {
+                "step": "plan",
+                "passed": edits.best_verdict.passed,
+                "text": text[:200],
+                "feedback": edits.best_verdict.feedback,
+            }
+        ],
     }
 
 
-def _phase(name: str, result: SearchResult, best: Node | None) -> dict[str, Any]:
-    score = best.verdict.score if best is not None and best.verdict is not None else None
-    return {"phase": name, "calls": result.calls, "best_score": score, "won": False}
+def _phase(name: str, calls: int, verdict: GuardResult | None) -> dict[str, Any]:
+    score = verdict.score if verdict is not None else None
+    return {"phase": name, "calls": calls, "best_score": score, "won": False}
 
 
 def _prefixed(node: dict[str, Any]) -> dict[str, Any]:

@@ -156,29 +156,53 @@ def order_problem(dep: Dependency, plan: Plan) -> str | None:
     return None
 
 
-def _term(constraint: Constraint) -> str:
+def term_of(constraint: Constraint) -> str:
+    """The words a step can say to address `constraint` (its first term; a budget's amount)."""
     alts = constraint.terms or [constraint.text]
     return alts[0] if constraint.kind != "budget" else number_text(constraint.value or 0)
 
 
+def constraint_status(spec: TaskSpec, plan: Plan) -> list[tuple[Constraint, bool, str | None]]:
+    """Each constraint, whether a step addresses it, and what is wrong beyond that (costs
+    over a budget). A step that restates the whole task addresses nothing: it copies the
+    constraints, it does not act on them."""
+    task_words = words(spec.task)
+    acting = [s for s in plan.steps if not restates(s, task_words)]
+    out: list[tuple[Constraint, bool, str | None]] = []
+    for c in spec.constraints:
+        if c.kind == "budget":
+            out.append((c, *budget_problem(c, acting)))
+        else:
+            out.append((c, addressed(c, acting), None))
+    return out
+
+
+def faulty_steps(spec: TaskSpec, plan: Plan) -> list[tuple[PlanStep, str]]:
+    """The steps the `concrete` or `no_repeats` check names, each with why (in order)."""
+    task_words = words(spec.task)
+    seen: set[tuple[str, ...]] = set()
+    out = []
+    for step in plan.steps:
+        why = concreteness(step, task_words)
+        key = same_action(step.action)
+        if why is None and key in seen:
+            why = f"step {step.id} ({step.action}) repeats an earlier step's action"
+        seen.add(key)
+        if why:
+            out.append((step, why))
+    return out
+
+
 def constraint_problems(spec: TaskSpec, plan: Plan) -> tuple[int, list[str]]:
-    """How many constraints are addressed, and the feedback for the rest. A step that
-    restates the whole task addresses nothing: it copies the constraints, it does not
-    act on them."""
+    """How many constraints are addressed, and the feedback for the rest."""
     missing: list[str] = []
     other: list[str] = []
     met = 0
-    task_words = words(spec.task)
-    acting = [s for s in plan.steps if not restates(s, task_words)]
-    for c in spec.constraints:
-        if c.kind == "budget":
-            ok, wrong = budget_problem(c, acting)
-            other += [wrong] if wrong else []
-        else:
-            ok = addressed(c, acting)
+    for c, ok, wrong in constraint_status(spec, plan):
+        other += [wrong] if wrong else []
         met += ok
         if not ok:
-            missing.append(f"{c.describe()} (say {_term(c)!r})")
+            missing.append(f"{c.describe()} (say {term_of(c)!r})")
     out = other
     if missing:
         out = [
