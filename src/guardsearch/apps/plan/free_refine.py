@@ -26,7 +26,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from guardsearch.apps.plan.plan_format import MAX_STEPS, NAME_CHARS, NAME_PATTERN, Plan
+from guardsearch.apps.plan.plan_format import MAX_STEPS, NAME_CHARS, Plan
+from guardsearch.apps.plan.problems import NAME_PATTERN
 from guardsearch.apps.plan.repair import fresh_id
 from guardsearch.apps.plan.task_checks import (
     constraint_status,
@@ -101,8 +102,8 @@ def splice(value: dict[str, Any], fix: Fix, answer: dict[str, Any]) -> dict[str,
     """`value` with the answered step put in (None: no room, or not a step)."""
     if not isinstance(answer.get("action"), str) or not isinstance(answer.get("detail"), str):
         return None
-    steps = [dict(s) for s in value["steps"]]
-    new = {k: answer[k] for k in ("action", "detail", "cost") if k in answer}
+    steps: list[dict[str, Any]] = [dict(s) for s in value["steps"]]
+    new: dict[str, Any] = {k: answer[k] for k in ("action", "detail", "cost") if k in answer}
     if fix.replace is not None:
         at = next(i for i, s in enumerate(steps) if s.get("id") == fix.replace)
         old = steps[at]
