@@ -419,3 +419,17 @@ async def test_a_refinement_that_passes_wins_and_copied_steps_are_dropped_first(
     # failed there was the budget (2500 over 2000), not a repeat.
     root_feedback = out["tree"][0]["feedback"]
     assert "over the budget of 2000" in root_feedback and "repeats" not in root_feedback
+
+
+def test_an_edit_for_a_constraint_must_say_its_words() -> None:
+    import re
+
+    from guardsearch.apps.plan.free_refine import step_schema
+
+    detail = step_schema(costs=False, term="1.28 day")["properties"]["detail"]["pattern"]
+    assert re.fullmatch(detail, "upgrade the first node on the 1.28 day window")
+    assert not re.fullmatch(detail, "upgrade the first node") and not re.fullmatch(
+        detail, "1x28 day"
+    )
+    action = step_schema(costs=False)["properties"]["action"]["pattern"]
+    assert re.fullmatch(action, "book_venue") and not re.fullmatch(action, "deploy")

@@ -27,7 +27,6 @@ from typing import Any
 from pydantic import ValidationError
 
 from guardsearch.apps.plan.plan_format import MAX_STEPS, NAME_CHARS, Plan
-from guardsearch.apps.plan.problems import NAME_PATTERN
 from guardsearch.apps.plan.repair import fresh_id
 from guardsearch.apps.plan.task_checks import (
     constraint_status,
@@ -83,10 +82,28 @@ def fixes(spec: TaskSpec, plan: Plan) -> list[Fix]:
     return out + [Fix(None, "", c) for c in missing[len(out) :]]
 
 
-def step_schema(costs: bool) -> dict[str, Any]:
+# A verb_object name (two words at least), as the `concrete` check asks.
+ACTION_PATTERN = "^[a-z][a-z0-9]*_[a-z0-9_]+$"
+
+
+def _literal(text: str) -> str:
+    """`text` as a regular expression matching it: a special character as a one-character
+    class (`[.]`), which every grammar converter reads (an escape like `\\.` not)."""
+    return "".join(f"[{c}]" if c in ".$*+?(){}|" else c for c in text)
+
+
+def step_schema(costs: bool, term: str | None = None) -> dict[str, Any]:
+    """The edit's schema: one step whose action is verb_object and, when the fix is for
+    a constraint, whose detail says `term` — the guard's finding compiled into the
+    request, as a step's declared constraints are (guards/constraints.py), so a model
+    that would not write the words it was asked for cannot leave them out."""
+    detail: dict[str, Any] = {"type": "string", "minLength": 3, "maxLength": 100}
+    if term and not set(term) & set('"\\^[]'):
+        any_text = '[^"\\\\]*'
+        detail = {"type": "string", "pattern": f"^{any_text}{_literal(term)}{any_text}$"}
     properties: dict[str, Any] = {
-        "action": {"type": "string", "pattern": NAME_PATTERN, "maxLength": NAME_CHARS},
-        "detail": {"type": "string", "minLength": 3, "maxLength": 100},
+        "action": {"type": "string", "pattern": ACTION_PATTERN, "maxLength": NAME_CHARS},
+        "detail": detail,
     }
     if costs:
         properties["cost"] = {"type": "integer", "minimum": 0}
@@ -179,7 +196,7 @@ class StepRefiner:
             temperature=0.0 if attempt == 0 else SAMPLED_TEMPERATURE,
             seed=self.calls,
             max_tokens=STEP_TOKENS,
-            json_schema=step_schema(costs),
+            json_schema=step_schema(costs, term_of(fix.constraint) if fix.constraint else None),
         )
         self.calls += 1
         ident = f"refine:e{self.calls}"
