@@ -47,6 +47,9 @@ from guardsearch.prompts import PromptTemplate
 
 TRIES_PER_FIX = 2
 STEP_TOKENS = 120
+# How much a constrained detail says before and after the words it must contain: left
+# open, the 0.5B wrote around them until its tokens ran out (a string never closed).
+AROUND_TERM = 50
 SAMPLED_TEMPERATURE = 0.7
 
 
@@ -99,7 +102,7 @@ def step_schema(costs: bool, term: str | None = None) -> dict[str, Any]:
     that would not write the words it was asked for cannot leave them out."""
     detail: dict[str, Any] = {"type": "string", "minLength": 3, "maxLength": 100}
     if term and not set(term) & set('"\\^[]'):
-        any_text = '[^"\\\\]*'
+        any_text = '[^"\\\\]{0,' + str(AROUND_TERM) + "}"
         detail = {"type": "string", "pattern": f"^{any_text}{_literal(term)}{any_text}$"}
     properties: dict[str, Any] = {
         "action": {"type": "string", "pattern": ACTION_PATTERN, "maxLength": NAME_CHARS},
