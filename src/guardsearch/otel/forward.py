@@ -64,7 +64,15 @@ _time_ns = time.time_ns
 RunIdsRecord = tuple[int, int, int, tuple[int, int, bool, int] | None]
 # Events the subscriber does more with than send (Forwarder._special).
 _SPECIAL = frozenset(
-    ("run_start", "phase", "budget_reserve", "budget_reconcile", "model_call", "model_error")
+    (
+        "run_start",
+        "run_end",
+        "phase",
+        "budget_reserve",
+        "budget_reconcile",
+        "model_call",
+        "model_error",
+    )
 )
 
 
@@ -420,17 +428,16 @@ class Forwarder:
     def _run_ids(self, event: Event) -> RunIdsRecord | None:
         """The ids of the run span `event` opens (as SpanView decides), else None."""
         d = event.data
+        if event.kind == "run_end":  # opens nothing; a loop's ends its run
+            self._open_runs.discard(d.get("run_id"))
+            return None
         if event.kind == "phase":
             run_id = d.get("run_id")
             if run_id is None:
                 return None
-            ending = d.get("phase") == "end"
             if run_id in self._open_runs:
-                if ending:
-                    self._open_runs.discard(run_id)
                 return None
-            if not ending:
-                self._open_runs.add(run_id)
+            self._open_runs.add(run_id)
             family = event.step
         else:
             run_id, family = d.get("run_id", ""), "search"

@@ -14,7 +14,7 @@ from fastapi import Request
 from guardsearch.core.budget import Budget
 from guardsearch.core.errors import ConfigError
 from guardsearch.core.events import Event, Trace
-from guardsearch.loops.kernel import phase_record
+from guardsearch.kernel import phase_record
 from guardsearch.loops.research import ResearchLoop, ResearchRun
 from guardsearch.loops.research.config import ResearchConfig
 from guardsearch.loops.research.schemas import AgentResponse, ErrorResponse
@@ -165,13 +165,14 @@ def sse_event(event: str, data: Any) -> bytes:
 
 
 async def research_events(service: Service, body: RunRequest, run_id: str) -> AsyncIterator[bytes]:
-    """One `phase` event per loop phase, then one `result` (or `error`) event."""
+    """One `phase` event per loop phase, the run's `run_end`, then one `result` (or
+    `error`) event."""
     queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
     trace = Trace()
 
     def forward(event: Event) -> None:
-        if event.kind == "phase":
-            queue.put_nowait(("phase", phase_record(event)))
+        if event.kind in ("phase", "run_end"):
+            queue.put_nowait((event.kind, phase_record(event)))
 
     trace.subscribe(forward)
 
