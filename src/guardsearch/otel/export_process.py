@@ -11,8 +11,10 @@ process closed the pipe, or died) it ends what is still open and exports everyth
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import os
+import select
 import sys
 import time
 from contextvars import Context
@@ -25,7 +27,8 @@ from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from guardsearch.core.events import Event
 from guardsearch.otel.recorder import Recorder
 from guardsearch.otel.spans import RunIds, SpanView
-from guardsearch.otel.wire import Record, frames, readable_span
+from guardsearch.otel import pacing
+from guardsearch.otel.wire import FrameReader, Record, readable_span
 
 NICENESS = 19  # the lowest: exporting may lag behind a busy machine, the run should not
 
@@ -61,7 +64,9 @@ class Replay:
         return None
 
     def _event(self, record: Record) -> None:
-        key, token, seq, kind, at, step, node, data, now, extra = record
+        key, token, seq, kind, at, step, node, data = record[:8]
+        # when it was emitted: as sent, else its `at` (the trace's clock is the wall's)
+        now, extra = record[8:] if len(record) > 8 else (None, None)
         view = self.views.get(key)
         if view is None:
             view = self.views[key] = SpanView(self.recorder, None)
@@ -74,9 +79,13 @@ class Replay:
             if what == "run":  # the run span's ids, made (and recorded) by the run
                 view.preset = RunIds(*value)
             elif what == "budget":  # its reservation's figures (otel/forward.py)
-                view.reserve(data.get("reservation"), value)
+                prompt, granted, refund = value
+                figures = {"reserved_prompt_tokens": prompt, "granted_completion_tokens": granted}
+                if refund is not None:
+                    figures["refund_tokens"] = refund
+                view.reserve(data.get("reservation"), figures)
         event = Event(seq=seq, kind=kind, at=at, step=step, node=node, data=data)
-        context.run(view, event, now)
+        context.run(view, event, now if now is not None else int(at * 1e9))
         view.preset = None
 
     def close_all(self, why: str) -> None:
@@ -100,6 +109,77 @@ def _queue_size() -> int:
         return 2048
 
 
+class Pump:
+    """Reads the frames as they come and replays them when `otel/pacing.py` says: while
+    the run's process is idle, or when they have waited long enough, take too much room,
+    or a flush or the end of the input is behind them."""
+
+    def __init__(self, replay: Replay, provider: Any, count: _Count, run_pid: int) -> None:
+        self.replay, self.provider, self.count = replay, provider, count
+        self.reader = FrameReader(sys.stdin.buffer.fileno())
+        self.watch = pacing.RunWatch(run_pid)
+        # (records, bytes, when it came, holds a flush), oldest first
+        self.backlog: collections.deque[tuple[list[Record], int, float, bool]] = (
+            collections.deque()
+        )
+        self.bytes = 0
+        self.flushes = 0  # frames in the backlog that hold a flush
+        self.max_wait, self.max_bytes = pacing.max_wait_s(), pacing.max_backlog_bytes()
+        # The batching processor drops spans beyond its queue; here the events can wait
+        # instead, so export (and wait for it) before the queue can fill.
+        self.room, self.exported = _queue_size() // 2, 0
+
+    def run(self) -> None:
+        """Until the input ends and every frame is replayed."""
+        reader = self.reader
+        while self.backlog or not reader.ended:
+            timeout: float | None = None
+            if self.backlog:
+                if self._due():
+                    self._replay_one()
+                    timeout = 0.0
+                else:
+                    timeout = pacing.WINDOW_S / 2
+            if not reader.ended:
+                readable, _, _ = select.select([reader.fd], [], [], timeout)
+                if readable:
+                    reader.feed()
+                    self._arrive(reader.take())
+
+    def _due(self) -> bool:
+        if self.flushes or self.reader.ended or self.bytes >= self.max_bytes:
+            return True
+        if time.monotonic() - self.backlog[0][2] >= self.max_wait:
+            return True
+        return not self.watch.busy()
+
+    def _arrive(self, frames: list[tuple[list[Record], int]]) -> None:
+        now = time.monotonic()
+        for records, size in frames:
+            if not self.backlog:
+                self.watch.restart()
+            flush = any(record[0] == "f" for record in records)
+            self.backlog.append((records, size, now, flush))
+            self.bytes += size
+            self.flushes += flush
+
+    def _replay_one(self) -> None:
+        records, size, _, flush = self.backlog.popleft()
+        self.bytes -= size
+        self.flushes -= flush
+        for record in records:
+            number = self.replay.handle(record)
+            if number is not None:
+                self.provider.force_flush()
+                self.exported = self.count.spans
+                cpu = time.process_time()
+                sys.stdout.write(f"ack {number} {self.count.spans} {cpu:.6f}\n")
+                sys.stdout.flush()
+        if self.count.spans - self.exported >= self.room:
+            self.provider.force_flush()
+            self.exported = self.count.spans
+
+
 def main() -> None:
     with contextlib.suppress(OSError):
         os.nice(NICENESS)
@@ -112,20 +192,8 @@ def main() -> None:
     count = _Count()
     provider.add_span_processor(count)
     replay = Replay(provider, SCOPE, _version())
-    # The batching processor drops spans beyond its queue; here the pipe can wait
-    # instead, so export (and wait for it) before the queue can fill.
-    room, exported = _queue_size() // 2, 0
-    for records in frames(sys.stdin.buffer):
-        for record in records:
-            number = replay.handle(record)
-            if number is not None:
-                provider.force_flush()
-                exported = count.spans
-                sys.stdout.write(f"ack {number} {count.spans} {time.process_time():.6f}\n")
-                sys.stdout.flush()
-        if count.spans - exported >= room:
-            provider.force_flush()
-            exported = count.spans
+    run_pid = int(sys.argv[1]) if len(sys.argv) > 1 else os.getppid()
+    Pump(replay, provider, count, run_pid).run()
     replay.close_all("process exit")
     provider.shutdown()
 

@@ -18,6 +18,7 @@ this process.
 
 from __future__ import annotations
 
+import asyncio.tasks
 import collections
 import contextlib
 import itertools
@@ -27,6 +28,8 @@ import subprocess
 import sys
 import threading
 import time
+import types
+import typing
 import warnings
 import weakref
 from asyncio import current_task
@@ -42,18 +45,18 @@ from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 from opentelemetry.trace import SpanKind
 
 from guardsearch.core.errors import ConfigError
-from guardsearch.core.events import Event, Trace
+from guardsearch.core.events import Event, EventKind, Trace
 from guardsearch.otel.wire import Record, frame, span_record
 
 BATCH = 512  # records per frame
-# The buffer is flat, three items a record: (event, trace key << 32 | context token, the
-# emitted ns, or (ns, ("run", run ids)) for a run-opening event, (ns, ("budget", figures))
-# for a model call), or (record, None, None) for any other record. No container made per
-# event outlives the emit: the garbage collector would keep going through thousands of
-# them, and it costs more than the forwarding itself.
+# The buffer is flat, three items a record: (event, trace key, context token) for most
+# events (the export process takes `event.at` for when it was emitted); (event, trace
+# key, (token, emitted ns, extra)) for the events the subscriber does more with (extra:
+# ("run", run ids) for a run-opening event, ("budget", figures) for a model call) and
+# for every event of a trace with a clock of its own; (record, None, None) for any
+# other record. No container made per event outlives the emit: the garbage collector
+# would keep going through thousands of them, and it costs more than the forwarding.
 WIDTH = 3
-TOKEN_BITS = 32
-TOKEN_MASK = (1 << TOKEN_BITS) - 1
 # The emitting context's (task, token): a new task copies its creator's, and so sees a
 # mark whose task is not itself.
 _mark: ContextVar[tuple[Any, int] | None] = ContextVar("guardsearch_otel_mark", default=None)
@@ -62,10 +65,20 @@ _tokens = itertools.count(1)  # process-wide: a mark outlives a channel (tests m
 _time_ns = time.time_ns
 
 RunIdsRecord = tuple[int, int, int, tuple[int, int, bool, int] | None]
-# Events the subscriber does more with than send (Forwarder._special).
-_SPECIAL = frozenset(
-    ("run_start", "phase", "budget_reserve", "budget_reconcile", "model_call", "model_error")
-)
+_EVERY = frozenset(typing.get_args(EventKind))
+
+
+def _task_lookup() -> Callable[[Any], Any]:
+    """`loop -> the task it runs now` (None for no loop), the cheapest this Python has:
+    where `asyncio.current_task` is the pure-Python one (3.11), the dict it reads."""
+    tasks = getattr(asyncio.tasks, "_current_tasks", None)
+    if isinstance(current_task, types.FunctionType) and isinstance(tasks, dict):
+        return tasks.get
+
+    def task_of(loop: Any) -> Any:
+        return current_task(loop) if loop is not None else None
+
+    return task_of
 
 
 def _max_pending() -> int:
@@ -106,7 +119,7 @@ class Channel:
         root = str(Path(__file__).resolve().parents[2])  # where `guardsearch` is
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
         env[marker] = "1"
-        command = [sys.executable, "-m", "guardsearch.otel.export_process"]
+        command = [sys.executable, "-m", "guardsearch.otel.export_process", str(os.getpid())]
         try:
             self.process = subprocess.Popen(
                 command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
@@ -323,15 +336,21 @@ def _records(items: list[Any]) -> list[Record]:
     out: list[Record] = []
     append = out.append
     it = iter(items)
-    for event, where, when in zip(it, it, it, strict=True):
-        if where is None:
+    for event, key, token in zip(it, it, it, strict=True):
+        if key is None:
             append(event)
-            continue
-        now, extra = (when, None) if when.__class__ is int else when
-        key, token = where >> TOKEN_BITS, where & TOKEN_MASK
-        d = event
-        append((key, token, d.seq, d.kind, d.at, d.step, d.node, d.data, now, extra))
+        elif token.__class__ is int:
+            d = event
+            append((key, token, d.seq, d.kind, d.at, d.step, d.node, d.data))
+        else:
+            d = event
+            append((key, token[0], d.seq, d.kind, d.at, d.step, d.node, d.data, *token[1:]))
     return out
+
+
+def _no_stamp() -> None:
+    """No time of its own: the event's `at` says when it was emitted."""
+    return None
 
 
 class Forwarder:
@@ -348,29 +367,44 @@ class Forwarder:
         self._trace = weakref.ref(trace)
         self._key = next(_keys)
         self._open_runs: set[Any] = set()  # kernel runs (phase events) still open
-        self._reserved: dict[Any, dict[str, Any]] = {}  # reservation -> budget figures
+        # reservation -> the data of its reserve and reconcile events
+        self._reserved: dict[Any, list[Any]] = {}
         self._off = False
-        self.receive = self._receiver()
+        self._stamp: Callable[[], int | None] = _no_stamp  # when an event was emitted
+        self.receive = self._receiver(trace)
 
-    def _receiver(self) -> Callable[[Event], None]:
+    def _receiver(self, trace: Trace) -> Callable[[Event], None]:
         """The subscriber: a closure, the cheapest call there is for the common event."""
         extend, buffer, send = self._channel.buffer.extend, self._channel.buffer, self._channel.send
-        new_token, special, where = self._channel.new_token, self._special, self._key << TOKEN_BITS
-        limit = BATCH * WIDTH
+        new_token, key = self._channel.new_token, self._key
+        task_of, limit = _task_lookup(), BATCH * WIDTH
+        handlers: dict[str, Callable[[Event, int], None]] = {
+            "run_start": self._run,
+            "phase": self._run,
+            "budget_reserve": self._reserve,
+            "budget_reconcile": self._reconcile,
+            "model_call": self._call,
+            "model_error": self._call,
+        }
+        if getattr(trace, "_clock", None) is not time.time:
+            # A trace on another clock (tests): each event says when it came, not `at`.
+            self._stamp = _time_ns
+            handlers = {kind: handlers.get(kind, self._timed) for kind in _EVERY}
+        special = handlers.get
 
         def receive(event: Event) -> None:
             if self._off:
                 return
             try:
-                loop = _get_running_loop()
-                task = current_task(loop) if loop is not None else None
+                task = task_of(_get_running_loop())
                 mark = _mark.get()
                 if mark is None or mark[0] is not task:
                     mark = new_token(task, mark)
-                if event.kind in _SPECIAL:
-                    special(event, where | mark[1])
+                handler = special(event.kind)
+                if handler is not None:
+                    handler(event, mark[1])
                     return
-                extend((event, where | mark[1], _time_ns()))
+                extend((event, key, mark[1]))
                 if len(buffer) >= limit:
                     send()
             except Exception as exc:
@@ -385,31 +419,37 @@ class Forwarder:
 
         return receive
 
-    def _special(self, event: Event, where: int) -> None:
-        """Runs, budget reservations and the model calls they are for."""
-        d, kind = event.data, event.kind
-        if kind == "budget_reserve":
-            self._reserved[d.get("reservation")] = {
-                "reserved_prompt_tokens": d.get("prompt_tokens"),
-                "granted_completion_tokens": d.get("completion_tokens"),
-            }
-            return
-        if kind == "budget_reconcile":
-            figures = self._reserved.get(d.get("reservation"))
-            if figures is not None:
-                figures["refund_tokens"] = d.get("refund_tokens")
-            return
-        extra: tuple[str, Any] | None = None
-        run = None
-        if kind in ("model_call", "model_error"):
-            figures = self._reserved.pop(d.get("reservation"), None)
-            extra = ("budget", figures) if figures is not None else None
-        else:
-            run = self._run_ids(event)
-            extra = ("run", run) if run is not None else None
-        self._channel.buffer.extend((event, where, (_time_ns(), extra)))
+    # The events the subscriber does more with: runs, budget reservations (kept here
+    # until their model call, which carries their figures), model calls.
+
+    def _reserve(self, event: Event, token: int) -> None:
+        d = event.data
+        self._reserved[d.get("reservation")] = [d, None]
+
+    def _reconcile(self, event: Event, token: int) -> None:
+        entry = self._reserved.get(event.data.get("reservation"))
+        if entry is not None:
+            entry[1] = event.data
+
+    def _call(self, event: Event, token: int) -> None:
+        entry = self._reserved.pop(event.data.get("reservation"), None)
+        extra = None
+        if entry is not None:
+            reserve, reconcile = entry
+            refund = reconcile.get("refund_tokens") if reconcile is not None else None
+            figures = (reserve.get("prompt_tokens"), reserve.get("completion_tokens"), refund)
+            extra = ("budget", figures)
+        self._channel.buffer.extend((event, self._key, (token, self._stamp(), extra)))
+
+    def _run(self, event: Event, token: int) -> None:
+        run = self._run_ids(event)
+        extra = ("run", run) if run is not None else None
+        self._channel.buffer.extend((event, self._key, (token, self._stamp(), extra)))
         if run is not None:
             self._record(event, run)
+
+    def _timed(self, event: Event, token: int) -> None:
+        self._channel.buffer.extend((event, self._key, (token, _time_ns(), None)))
 
     def close_all(self, why: str) -> None:
         """End the trace's open spans (it was dropped, or the process exits)."""
