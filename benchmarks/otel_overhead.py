@@ -178,9 +178,13 @@ def run_turn(mode: str, args: argparse.Namespace, receiver: Receiver) -> dict[st
     env.pop("GUARDSEARCH_OTEL_IN_PROCESS", None)
     if mode in ON_MODES:
         env["OTEL_EXPORTER_OTLP_ENDPOINT"] = receiver.url
-        env["OTEL_BSP_MAX_QUEUE_SIZE"] = "1000000"  # keep every span: none dropped
     if mode == "inproc":
         env["GUARDSEARCH_OTEL_IN_PROCESS"] = "1"
+        # The SDK's batching processor drops spans beyond its queue (2,048 by default):
+        # keep every one. `otlp` keeps the default: the export process drops nothing
+        # (the events wait in the pipe instead) and the limits of how long the run's
+        # process holds its events are the default ones (otel/pacing.py).
+        env["OTEL_BSP_MAX_QUEUE_SIZE"] = "1000000"
     command = [sys.executable, __file__, "--turn", "--expansions", str(args.expansions)]
     command += ["--delay-ms", str(args.delay_ms)]
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)

@@ -25,9 +25,9 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
 from guardsearch.core.events import Event
+from guardsearch.otel import pacing
 from guardsearch.otel.recorder import Recorder
 from guardsearch.otel.spans import RunIds, SpanView
-from guardsearch.otel import pacing
 from guardsearch.otel.wire import FrameReader, Record, readable_span
 
 NICENESS = 19  # the lowest: exporting may lag behind a busy machine, the run should not
@@ -114,14 +114,14 @@ class Pump:
     the run's process is idle, or when they have waited long enough, take too much room,
     or a flush or the end of the input is behind them."""
 
-    def __init__(self, replay: Replay, provider: Any, count: _Count, run_pid: int) -> None:
+    def __init__(
+        self, replay: Replay, provider: Any, count: _Count, reader: FrameReader, watch: Any
+    ) -> None:
+        """`watch`: a `pacing.RunWatch` on the run's process (`busy()`, `restart()`)."""
         self.replay, self.provider, self.count = replay, provider, count
-        self.reader = FrameReader(sys.stdin.buffer.fileno())
-        self.watch = pacing.RunWatch(run_pid)
+        self.reader, self.watch = reader, watch
         # (records, bytes, when it came, holds a flush), oldest first
-        self.backlog: collections.deque[tuple[list[Record], int, float, bool]] = (
-            collections.deque()
-        )
+        self.backlog: collections.deque[tuple[list[Record], int, float, bool]] = collections.deque()
         self.bytes = 0
         self.flushes = 0  # frames in the backlog that hold a flush
         self.max_wait, self.max_bytes = pacing.max_wait_s(), pacing.max_backlog_bytes()
@@ -131,20 +131,28 @@ class Pump:
 
     def run(self) -> None:
         """Until the input ends and every frame is replayed."""
+        while self.step():
+            pass
+
+    def step(self, wait_s: float | None = None) -> bool:
+        """Replay the oldest frame if it is due, then read what came (waiting up to
+        `wait_s` when nothing was due: default, until input comes, or a pacing look
+        while frames wait). False once the input ended and every frame is replayed."""
         reader = self.reader
-        while self.backlog or not reader.ended:
-            timeout: float | None = None
-            if self.backlog:
-                if self._due():
-                    self._replay_one()
-                    timeout = 0.0
-                else:
-                    timeout = pacing.WINDOW_S / 2
-            if not reader.ended:
-                readable, _, _ = select.select([reader.fd], [], [], timeout)
-                if readable:
-                    reader.feed()
-                    self._arrive(reader.take())
+        if not self.backlog and reader.ended:
+            return False
+        timeout = wait_s
+        if self.backlog and self._due():
+            self._replay_one()
+            timeout = 0.0
+        elif self.backlog and timeout is None:
+            timeout = pacing.WINDOW_S / 2
+        if not reader.ended:
+            readable, _, _ = select.select([reader.fd], [], [], timeout)
+            if readable:
+                reader.feed()
+                self._arrive(reader.take())
+        return True
 
     def _due(self) -> bool:
         if self.flushes or self.reader.ended or self.bytes >= self.max_bytes:
@@ -193,7 +201,8 @@ def main() -> None:
     provider.add_span_processor(count)
     replay = Replay(provider, SCOPE, _version())
     run_pid = int(sys.argv[1]) if len(sys.argv) > 1 else os.getppid()
-    Pump(replay, provider, count, run_pid).run()
+    reader = FrameReader(sys.stdin.buffer.fileno())
+    Pump(replay, provider, count, reader, pacing.RunWatch(run_pid)).run()
     replay.close_all("process exit")
     provider.shutdown()
 

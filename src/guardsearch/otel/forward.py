@@ -46,9 +46,11 @@ from opentelemetry.trace import SpanKind
 
 from guardsearch.core.errors import ConfigError
 from guardsearch.core.events import Event, EventKind, Trace
+from guardsearch.otel import pacing
 from guardsearch.otel.wire import Record, frame, span_record
 
 BATCH = 512  # records per frame
+TICK_S = 1.0  # how often the ticker thread looks at what waits
 # The buffer is flat, three items a record: (event, trace key, context token) for most
 # events (the export process takes `event.at` for when it was emitted); (event, trace
 # key, (token, emitted ns, extra)) for the events the subscriber does more with (extra:
@@ -92,10 +94,28 @@ def _max_pending() -> int:
     return max(4 << 20, spans * 8 * 160)
 
 
+def _max_held() -> int:
+    """Records held here before they must be sent: the SDK's queue setting
+    (`OTEL_BSP_MAX_QUEUE_SIZE`, spans), eight events a span (16,384 by default)."""
+    try:
+        spans = int(os.environ.get("OTEL_BSP_MAX_QUEUE_SIZE", "2048"))
+    except ValueError:
+        spans = 2048
+    return max(BATCH, spans * 8)
+
+
 class Channel:
-    """The export process, and the pipe to it: records buffered here and written in
-    frames without blocking (by the thread whose record fills a frame, or a ticker thread
-    once a second); flushes answered by the process (with its span count and CPU time).
+    """The export process, and the pipe to it: records held here (a reference to each
+    event, no copy) and written in frames without blocking; flushes answered by the
+    process (with its span count and CPU time).
+
+    Encoding the records (`marshal`) costs the run's thread about as much as forwarding
+    them, so it waits for a quiet moment: a ticker thread sends what is held once a
+    second passes with no new record (the run waits for a model, a request), or once
+    the oldest has waited `OTEL_BSP_SCHEDULE_DELAY` (5 s); the thread whose record
+    makes `_max_held` sends at once; a flush or the exit sends everything. A process
+    killed outright (SIGKILL, a crash in native code) loses what was held: at most
+    those 5 s or that many events, as the SDK's own batching processor would.
 
     No thread blocks on the pipe: a writer thread woken each time the export process
     reads would take the interpreter's lock from the run, which on a busy machine then
@@ -158,6 +178,9 @@ class Channel:
         self._pending: collections.deque[memoryview] = collections.deque()
         self._pending_bytes = 0
         self._max_pending = _max_pending()
+        self.limit = _max_held() * WIDTH  # buffer items: records held before a send
+        self._max_wait = pacing.max_wait_s()
+        self._sends = 0  # sends so far (the ticker's way to see that records came)
         self._kept: list[bytes] = []  # with no process: the frames, for take_frames
         self.dropped = 0
         self._flushes = itertools.count(1)
@@ -172,7 +195,7 @@ class Channel:
     def put(self, record: Record) -> None:
         buffer = self.buffer
         buffer.extend((record, None, None))
-        if len(buffer) >= BATCH * WIDTH:
+        if len(buffer) >= self.limit:
             self.send()
 
     def new_token(self, task: Any, mark: tuple[Any, int] | None) -> tuple[Any, int]:
@@ -197,6 +220,7 @@ class Channel:
             self._sending.release()
 
     def _send(self, force: bool) -> None:
+        self._sends += 1
         buffer = self.buffer
         n = len(buffer)
         records = _records(buffer[:n])
@@ -213,12 +237,13 @@ class Channel:
         if not force and self._pending_bytes >= self._max_pending:
             self._drop(len(records))
             return
-        data = frame(records)
-        if self.process is None:
-            self._kept.append(data)
-            return
-        self._pending.append(memoryview(data))
-        self._pending_bytes += len(data)
+        for start in range(0, len(records), BATCH):  # frames the export process paces by
+            data = frame(records[start : start + BATCH])
+            if self.process is None:
+                self._kept.append(data)
+                continue
+            self._pending.append(memoryview(data))
+            self._pending_bytes += len(data)
 
     def _drop(self, events: int) -> None:
         self.dropped += events
@@ -262,10 +287,23 @@ class Channel:
             select.select([], [self._fd], [], min(left, 1.0))
 
     def _tick(self) -> None:
-        """Once a second: send what waits (a quiet run's last events, what the pipe
-        could not take)."""
-        while not self._stopped.wait(1.0):
-            if self._alive and (self.buffer or self._gone or self._pending):
+        """Every TICK_S: send what is held when no record came since the last look or
+        the oldest has waited long enough; write what the pipe could not take."""
+        seen, held_since = (-1, -1), 0.0
+        while not self._stopped.wait(TICK_S):
+            if not self._alive:
+                continue
+            held = len(self.buffer) + len(self._gone)
+            if not held:
+                seen = (-1, -1)
+                if self._pending:
+                    self.send()
+                continue
+            now, look = time.monotonic(), (self._sends, held)
+            if seen[0] != look[0]:  # records came after a send: they wait from now
+                held_since = now
+            quiet, seen = look == seen, look
+            if quiet or now - held_since >= self._max_wait or self._pending:
                 self.send()
 
     def take_frames(self) -> list[bytes]:
@@ -377,7 +415,7 @@ class Forwarder:
         """The subscriber: a closure, the cheapest call there is for the common event."""
         extend, buffer, send = self._channel.buffer.extend, self._channel.buffer, self._channel.send
         new_token, key = self._channel.new_token, self._key
-        task_of, limit = _task_lookup(), BATCH * WIDTH
+        task_of, limit = _task_lookup(), self._channel.limit
         handlers: dict[str, Callable[[Event, int], None]] = {
             "run_start": self._run,
             "phase": self._run,
