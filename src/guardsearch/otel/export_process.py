@@ -5,8 +5,10 @@ the same), at a lower priority than the run. It replays each traced run's events
 a `SpanView`, each event in the context (`contextvars.Context`) of the task or thread
 that emitted it, copied from its creator's as asyncio copies a task's, so the view
 finds the same open span it would have found in the run's process. The spans go to
-the SDK's batching processor and OTLP/HTTP exporter. At the end of its input (the run's
-process closed the pipe, or died) it ends what is still open and exports everything.
+the SDK's batching processor and OTLP/HTTP exporter. It reads the frames as they come,
+and replays them while the run's process is idle (otel/pacing.py says when). At the end
+of its input (the run's process closed the pipe, or died) it ends what is still open
+and exports everything.
 """
 
 from __future__ import annotations
