@@ -392,9 +392,20 @@ def main() -> None:
         metavar="NAME",
         help="join the reports NAME.json of pieces (--offset/--limit runs) into --name",
     )
+    parser.add_argument(
+        "--render",
+        nargs="+",
+        metavar="NAME",
+        help="write NAME.md again from the committed NAME.json (no model run)",
+    )
     args = parser.parse_args()
     if args.merge:
         merge(args.merge, args.name)
+        return
+    if args.render:
+        for name in args.render:
+            report = json.loads((RESULTS / f"{name}.json").read_text())
+            (RESULTS / f"{name}.md").write_text(markdown(report))
         return
     if args.set == "first":
         questions = build_questions()

@@ -73,6 +73,7 @@ class Served:
     db: Path
     folder: Path
     env: dict[str, str]
+    log: Path
     started: list[subprocess.Popen[str]] = field(default_factory=list)
 
     def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
@@ -122,7 +123,11 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     command = [*CLI, "serve", "--host", "127.0.0.1", "--port", str(port), "--store", str(db)]
     command += ["--api-key", KEY, "--log-level", "warning"]
     command += ["--model", f"scripted:{served_answers}"]
-    server = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
+    # The server's log goes to a file (a pipe nobody reads would fill and stall it),
+    # shown by `server_log` when a test fails.
+    log = folder / "server.log"
+    with log.open("w") as sink:
+        server = subprocess.Popen(command, env=env, stderr=sink, text=True)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while True:
@@ -132,10 +137,10 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         except OSError:
             if server.poll() is not None or time.monotonic() > deadline:
                 server.kill()
-                _, err = server.communicate()
-                pytest.fail(f"guardsearch serve did not start: {err[-2000:]}")
+                server.communicate()
+                pytest.fail(f"guardsearch serve did not start: {log.read_text()[-2000:]}")
             time.sleep(0.2)
-    served = Served(url=url, db=db, folder=folder, env=env)
+    served = Served(url=url, db=db, folder=folder, env=env, log=log)
     try:
         yield served
     finally:
@@ -147,6 +152,19 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.communicate()
+
+
+@pytest.fixture(autouse=True)
+def server_log(served: Served) -> Iterator[None]:
+    """What the server logged during the test, printed (pytest shows it when the test
+    fails: a 500's traceback is there)."""
+    start = served.log.stat().st_size
+    yield
+    with served.log.open() as logged:
+        logged.seek(start)
+        told = logged.read()
+    if told:
+        print(f"-- guardsearch serve logged --\n{told}")
 
 
 @pytest.fixture(scope="module")

@@ -49,7 +49,8 @@ def test_every_error_maps_to_one_core_stop_reason(error: BaseException, reason: 
 
 def test_run_ids_are_sixteen_hex_digits() -> None:
     run_id = new_run_id()
-    assert len(run_id) == 16 and int(run_id, 16) >= 0 and run_id != new_run_id()
+    assert run_id.startswith("run-") and len(run_id) == 16 and int(run_id[4:], 16) >= 0
+    assert run_id != new_run_id()
 
 
 def test_a_phase_event_has_the_fixed_fields_the_standing_ones_and_its_data() -> None:
@@ -102,7 +103,7 @@ async def test_the_model_is_metered_against_the_run_budget() -> None:
     assert k.budget.used.calls == 1 and k.metered.trace is k.trace
 
 
-def test_finish_emits_the_end_phase_and_returns_the_shared_outcome_fields() -> None:
+def test_finish_emits_run_end_and_returns_the_shared_outcome_fields() -> None:
     clock = Clock()
     trace = Trace()
     k = kernel(trace=trace, run_id="r2", clock=clock)
@@ -115,9 +116,10 @@ def test_finish_emits_the_end_phase_and_returns_the_shared_outcome_fields() -> N
         "run_id": "r2",
         "trace": trace,
     }
-    end = trace.of_kind("phase")[-1]
-    assert end.data["phase"] == "end" and end.data["stop_reason"] == "max_iterations"
-    assert end.data["items"] == 2
+    (end,) = trace.of_kind("run_end")  # the one end event, as a search's
+    assert trace.events[-1] is end and end.step == "demo"
+    assert end.data["run_id"] == "r2" and end.data["t"] == 3.0 and "phase" not in end.data
+    assert end.data["stop_reason"] == "max_iterations" and end.data["items"] == 2
 
 
 def test_a_run_may_start_its_clock_before_the_kernel_exists() -> None:

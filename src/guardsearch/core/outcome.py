@@ -110,5 +110,6 @@ def stop_reason_for(error: BaseException) -> StopReason:
 
 
 def new_run_id() -> str:
-    """A run id: 16 hex digits (every family's run ids are strings of this form)."""
-    return uuid.uuid4().hex[:16]
+    """A run id, the one form for every run: a search's, a loop's, a durable run's in
+    the store and an HTTP request's: `run-` and 12 hex digits (`run-3f9c2a1b7d4e`)."""
+    return f"run-{uuid.uuid4().hex[:12]}"

@@ -12,8 +12,9 @@ fields, `phase`, `run_id` and `t` (seconds since the run started), under the eve
 `step` = the family, plus what the family adds to every event (`standing`) and to this
 one. A run error inside `attempt` becomes a `Stop` carrying the stop reason from the
 one core mapping (`core/outcome.py`); a family decides what a stop means for it (an
-error response, a caveat, a note). `finish` emits the `end` phase and returns the
-fields every outcome shares.
+error response, a caveat, a note). `finish` emits the run's `run_end` event, the one
+end event of every run (a search's too, search/run.py), and returns the fields every
+outcome shares.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any, TypeVar
 
 from guardsearch.core.budget import Budget
 from guardsearch.core.errors import RunError
-from guardsearch.core.events import Event, Trace
+from guardsearch.core.events import Event, EventKind, Trace
 from guardsearch.core.outcome import StopReason, new_run_id, stop_reason_for
 from guardsearch.core.steering import Steering
 from guardsearch.models.base import Model
@@ -78,13 +79,12 @@ class Kernel:
 
     def phase(self, name: str, **data: Any) -> Event:
         """Emit the `phase` event `name`: the fixed fields, the standing ones, `data`."""
+        return self._emit("phase", {"phase": name}, data)
+
+    def _emit(self, kind: EventKind, head: dict[str, Any], data: dict[str, Any]) -> Event:
         standing = dict(self.standing()) if self.standing is not None else {}
-        fixed: dict[str, Any] = {
-            "phase": name,
-            "run_id": self.run_id,
-            "t": round(self.elapsed(), 4),
-        }
-        return self.trace.emit("phase", step=self.family, **fixed, **standing, **data)
+        fixed = {**head, "run_id": self.run_id, "t": round(self.elapsed(), 4)}
+        return self.trace.emit(kind, step=self.family, **fixed, **standing, **data)
 
     async def attempt(self, phase: str, work: Awaitable[T]) -> T:
         """Await `work`; a run error (budget, step, model) becomes a `Stop`."""
@@ -94,12 +94,14 @@ class Kernel:
             raise Stop(stop_reason_for(exc), phase, exc) from exc
 
     def finish(self, stop_reason: str, **data: Any) -> dict[str, Any]:
-        """Emit the `end` phase (with the run's steering counts, core/steering.py, its
-        usage and its budget); the fields every outcome shares (usage, seconds, ...)."""
+        """Emit `run_end` (`run_id`, `t`, the stop reason, the run's steering counts,
+        core/steering.py, its usage and its budget, under `step` = the family); the
+        fields every outcome shares (usage, seconds, ...)."""
         seconds = self.elapsed()
         steering = Steering.from_events(self.trace.events).as_dict()
         shared = {"used": self.metered.usage.as_dict(), "budget": self.budget.describe()}
-        self.phase("end", stop_reason=stop_reason, steering=steering, **{**shared, **data})
+        end = {"stop_reason": stop_reason, "steering": steering, **shared, **data}
+        self._emit("run_end", {}, end)
         return {
             "stop_reason": stop_reason,
             "usage": self.metered.usage,
@@ -110,5 +112,6 @@ class Kernel:
 
 
 def phase_record(event: Event) -> dict[str, Any]:
-    """A phase event as one flat JSON-ready record: `step` (the family) and its data."""
+    """A phase (or `run_end`) event as one flat JSON-ready record: `step` (the family)
+    and its data."""
     return {"step": event.step, **event.data}

@@ -15,7 +15,7 @@ which go over as finished spans.
 
 What the run still pays (benchmarks/results/otel_overhead.md): about 0.3-0.5 µs an
 event while it runs, and the encoding (about 2 µs an event) when it is quiet.
-""""""
+"""
 
 from __future__ import annotations
 
@@ -419,6 +419,7 @@ class Forwarder:
         task_of, limit = _task_lookup(), self._channel.limit
         handlers: dict[str, Callable[[Event, int], None]] = {
             "run_start": self._run,
+            "run_end": self._run,  # a loop's end closes its run here too
             "phase": self._run,
             "budget_reserve": self._reserve,
             "budget_reconcile": self._reconcile,
@@ -499,17 +500,16 @@ class Forwarder:
     def _run_ids(self, event: Event) -> RunIdsRecord | None:
         """The ids of the run span `event` opens (as SpanView decides), else None."""
         d = event.data
+        if event.kind == "run_end":  # opens nothing; a loop's ends its run
+            self._open_runs.discard(d.get("run_id"))
+            return None
         if event.kind == "phase":
             run_id = d.get("run_id")
             if run_id is None:
                 return None
-            ending = d.get("phase") == "end"
             if run_id in self._open_runs:
-                if ending:
-                    self._open_runs.discard(run_id)
                 return None
-            if not ending:
-                self._open_runs.add(run_id)
+            self._open_runs.add(run_id)
             family = event.step
         else:
             run_id, family = d.get("run_id", ""), "search"

@@ -229,6 +229,9 @@ class SpanView:
         self._open_run("search", str(d.get("run_id", "")), attrs, now)
 
     def _run_end(self, event: Event, now: int) -> None:
+        if event.step:  # a loop's (the kernel's `finish`): its family is the step
+            self._loop_end(event, now)
+            return
         run = self._innermost_run("search")
         if run is None:
             return
@@ -266,15 +269,26 @@ class SpanView:
                 self._close(child, now)
         name = str(d.get("phase", ""))
         attrs = genai.flat("guardsearch", d, skip=("run_id", "phase", "steering", "used"))
-        if name == "end":
-            attrs["guardsearch.stop_reason"] = str(d.get("stop_reason", ""))
-            attrs.update(genai.usage(d.get("used") or {}))
-            attrs.update(genai.flat("guardsearch.steering", d.get("steering") or {}))
-            run.span.set_attributes(attrs)
-            self._close(run, now)
-            return
         attrs["guardsearch.phase"] = name
         self._open(f"phase {name}", "phase", name, run, attrs, now)
+
+    def _loop_end(self, event: Event, now: int) -> None:
+        """A loop's `run_end`: its last phase and its run span end, with the stop reason,
+        usage and steering counts on the run."""
+        d = event.data
+        run_id = d.get("run_id")
+        run = next((r for r in reversed(self._runs) if r.key == run_id), None)
+        if run is None:
+            return
+        for child in list(run.children):
+            if child.kind == "phase":
+                self._close(child, now)
+        attrs = genai.flat("guardsearch", d, skip=("run_id", "steering", "used"))
+        attrs["guardsearch.stop_reason"] = str(d.get("stop_reason", ""))
+        attrs.update(genai.usage(d.get("used") or {}))
+        attrs.update(genai.flat("guardsearch.steering", d.get("steering") or {}))
+        run.span.set_attributes(attrs)
+        self._close(run, now)
 
     # -- expansions, steps, attempts -----------------------------------------------------
 

@@ -200,13 +200,21 @@ class Checkpointer:
 
 
 def restore(saved: SavedTree) -> dict[str, Any]:
-    """The `SearchState.to_dict()` form of a saved tree."""
+    """The `SearchState.to_dict()` form of a saved tree.
+
+    A tree rebuilt from a trace (a bench trial's, experiments/runlog.py) has no
+    contexts: its nodes keep no `context`, which is enough to show and export it (it
+    is never resumed).
+    """
     index: dict[str, int] = {}
     contexts: list[dict[str, Any]] = []
     nodes: list[dict[str, Any]] = []
     whole = resolve_contexts(saved.contexts)
     for raw in saved.nodes:
-        digest = raw["context"]
+        digest = raw.get("context")
+        if digest is None:
+            nodes.append(dict(raw))
+            continue
         if digest not in index:
             index[digest] = len(contexts)
             contexts.append(whole[digest])

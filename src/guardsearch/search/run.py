@@ -163,7 +163,8 @@ async def search(
             await engine.close(wait=False)
             sync_usage()
             state.termination = "cancelled"
-            metered.trace.emit("run_end", termination="cancelled", used=state.usage.as_dict())
+            used = state.usage.as_dict()
+            metered.trace.emit("run_end", run_id=run_id, termination="cancelled", used=used)
             await _call(on_expansion, state)
             raise
         except BaseException as exc:
@@ -172,7 +173,11 @@ async def search(
             await engine.close(wait=isinstance(exc, Exception))
             sync_usage()
             metered.trace.emit(
-                "run_end", termination=None, error=type(exc).__name__, used=state.usage.as_dict()
+                "run_end",
+                run_id=run_id,
+                termination=None,
+                error=type(exc).__name__,
+                used=state.usage.as_dict(),
             )
             raise
         # Prefetched calls no expansion asked for (the search ended first): the waiting
@@ -203,6 +208,7 @@ def _ended(engine: Engine, space: SearchSpace, run_id: str, seconds: float) -> S
     result = result_of(state, space, run_id=run_id, seconds=seconds, trace=engine.trace)
     engine.trace.emit(
         "run_end",
+        run_id=run_id,
         termination=state.termination,
         succeeded=result.succeeded,
         expansions=state.expansions,

@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
-import uuid
-
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from guardsearch.core.errors import ConfigError
 from guardsearch.core.events import Trace
+from guardsearch.core.outcome import new_run_id
 from guardsearch.loops.kernel import phase_record
 from guardsearch.loops.research.schemas import AgentResponse, ErrorResponse
 from guardsearch.server.errors import not_found, respond
@@ -39,7 +38,7 @@ _RUN_ANSWERS: dict[int | str, dict[str, object]] = {
 
 async def _run(body: RunRequest, request: Request) -> Response:
     service = service_of(request)
-    run_id = uuid.uuid4().hex[:16]
+    run_id = new_run_id()
     if body.stream:
         return StreamingResponse(
             research_events(service, body, run_id),

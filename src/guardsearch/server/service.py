@@ -165,13 +165,14 @@ def sse_event(event: str, data: Any) -> bytes:
 
 
 async def research_events(service: Service, body: RunRequest, run_id: str) -> AsyncIterator[bytes]:
-    """One `phase` event per loop phase, then one `result` (or `error`) event."""
+    """One `phase` event per loop phase, the run's `run_end`, then one `result` (or
+    `error`) event."""
     queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
     trace = Trace()
 
     def forward(event: Event) -> None:
-        if event.kind == "phase":
-            queue.put_nowait(("phase", phase_record(event)))
+        if event.kind in ("phase", "run_end"):
+            queue.put_nowait((event.kind, phase_record(event)))
 
     trace.subscribe(forward)
 

@@ -20,6 +20,7 @@ from contextlib import AbstractContextManager
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from guardsearch.core.errors import ConfigError
+from guardsearch.core.outcome import new_run_id
 from guardsearch.jsonl import json_line
 from guardsearch.store.base import (
     CheckpointRows,
@@ -102,10 +103,6 @@ def may_take_over(owner: str | None, lease_until: float | None, now: float) -> b
     if alive is not None:
         return not alive
     return lease_until is None or lease_until <= now
-
-
-def new_run_id() -> str:
-    return f"run-{uuid.uuid4().hex[:12]}"
 
 
 P = ParamSpec("P")

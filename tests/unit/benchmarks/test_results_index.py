@@ -3,14 +3,17 @@
 The README's tables say which file makes each quoted figure; a row that names a file
 that is gone (deleted, renamed, never committed) would send a reader nowhere. The
 result column holds backticked names: a file (`startup.md`), a run directory
-(`game24_run/`), a glob (`research_fresh*.md`), or a bare suffix (`.json`) that means
+(`game24_run/`), a glob (`plan_steer*_run/summary.md`), or a bare suffix (`.json`) that means
 the previous name with that ending (`model_sizes.md`, `.json`).
 """
 
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
 README = ROOT / "benchmarks" / "README.md"
@@ -70,3 +73,19 @@ def test_the_index_check_sees_a_missing_file_a_suffix_and_a_glob(tmp_path: Path)
         "run/trials.jsonl",
     ]
     assert missing(names, tmp_path) == ["a.jsonl.gz", "gone.md"]
+
+
+def test_the_committed_results_stay_within_120_files() -> None:
+    """Issue 31: at most 120 tracked files under benchmarks/results (227 before it).
+    A new figure folds older detail away (benchmarks/README.md says how)."""
+    listed = subprocess.run(
+        ["git", "-C", str(ROOT), "ls-files", "benchmarks/results"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if listed.returncode != 0:
+        pytest.skip(f"not a git checkout: {listed.stderr.strip()}")
+    tracked = listed.stdout.split()
+    assert len(tracked) > 40  # the listing was read
+    assert len(tracked) <= 120, f"{len(tracked)} files under benchmarks/results"

@@ -3,6 +3,7 @@ runs (local executor), and its finished run is the one `record_trial` records.""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -14,12 +15,15 @@ from helpers import answer
 from typer.testing import CliRunner
 
 from guardsearch.cli import app
+from guardsearch.core.events import Event
 from guardsearch.experiments import trial as trial_module
 from guardsearch.experiments.results import JsonlResults
-from guardsearch.experiments.runlog import record_trial, tree_rows
+from guardsearch.experiments.runlog import LiveTrial, record_trial, tree_rows
 from guardsearch.models.scripted import ScriptedModel
 from guardsearch.store.base import RunRecord
 from guardsearch.store.sqlite import SqliteRunStore
+from guardsearch.viewer.export import export_doc
+from guardsearch.viewer.view import run_view
 
 runner = CliRunner()
 
@@ -96,3 +100,39 @@ def test_a_bench_trial_is_live_in_the_store_and_ends_as_recorded(
     finally:
         store.close()
         fresh.close()
+
+
+def test_a_live_trials_tree_is_exported_and_shown_mid_run(tmp_path: Path) -> None:
+    """A bench trial's tree is rebuilt from its events, so its nodes carry no context
+    digest: the export (`runs export`, the viewer's run page) of a trial that has
+    flushed its first nodes must still work. It raised KeyError ('context') there,
+    which the page met as a 500 whenever it opened a trial after that first flush (on a
+    loaded machine; on a quiet one it opened before, while the tree was empty)."""
+    db = tmp_path / "runs.db"
+    store = SqliteRunStore(str(db))
+    try:
+        run = store.create_run(app="bench:game24", strategy="astar", spec={}, fingerprint={})
+        store.transition(run.id, "running")
+        live = LiveTrial(store, run.id)
+        for seq, (kind, node, data) in enumerate(
+            [
+                ("expansion", "n0", {"phase": "start", "depth": 0}),
+                ("guard_verdict", "n1", {"parent": "n0", "status": "open", "passed": True}),
+                ("guard_verdict", "n2", {"parent": "n0", "status": "failed", "passed": False}),
+                ("expansion", "n0", {"phase": "end"}),  # flushes
+            ]
+        ):
+            live(Event(seq=seq, kind=kind, at=float(seq), step="steps", node=node, data=data))
+        assert live.pending == []
+        view = run_view(export_doc(store, run.id, calls=False))
+    finally:
+        store.close()
+    assert [(n["id"], n["parent"], n["status"]) for n in view["nodes"]] == [
+        ("n0", None, "root"),
+        ("n1", "n0", "open"),
+        ("n2", "n0", "failed"),
+    ]
+    assert view["run"]["status"] == "running" and view["last_seq"] == 3
+    exported = runner.invoke(app, ["runs", "export", run.id, "--store", str(db)])
+    assert exported.exit_code == 0, exported.stdout
+    assert len(json.loads(exported.stdout)["state"]["nodes"]) == 3

@@ -34,7 +34,7 @@ def test_turning_tracing_off_ends_the_spans_still_open(exporter: InMemorySpanExp
     otel.disable()
     names = sorted(s.name for s in exporter.get_finished_spans())
     assert names == ["invoke_workflow review", "phase plan"]
-    trace.emit("phase", step="review", phase="end", run_id="r2", t=0.1)  # no view: no span
+    trace.emit("run_end", step="review", run_id="r2", t=0.1)  # no view: no span
     assert len(exporter.get_finished_spans()) == 2
     assert otel.enable_from_env() is False  # and the environment asks for nothing
 

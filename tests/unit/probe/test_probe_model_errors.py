@@ -81,7 +81,7 @@ def test_a_model_that_never_answers_fails_the_run_with_the_reason(
     assert run.error is not None and "connection refused" in run.error
     payload = run.as_dict()
     assert payload["succeeded"] is False and "connection refused" in payload["error"]
-    end = [e.data for e in run.trace.of_kind("phase") if e.data.get("phase") == "end"]
+    end = [e.data for e in run.trace.of_kind("run_end")]
     assert end[-1]["stop_reason"] == "model_error" and "connection refused" in end[-1]["error"]
 
 

@@ -791,7 +791,9 @@ async def test_phases_are_events_with_the_seed_observability_fields(
     logged = [
         json.loads(r.getMessage()) for r in caplog.records if r.name == "guardsearch.research"
     ]
-    assert [entry["phase"] for entry in logged] == names
+    assert [entry["phase"] for entry in logged[:-1]] == names
+    assert logged[-1]["event"] == "research_end" and logged[-1]["stop_reason"] == run.stop_reason
+    assert {"iteration", "token_budget", "results"} <= set(logged[-1])
     assert all(entry["run_id"] == run.run_id for entry in logged)
 
 

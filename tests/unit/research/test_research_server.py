@@ -140,7 +140,8 @@ async def test_stream_sends_one_event_per_phase_then_the_result(
     assert kinds[0] == "run" and kinds[-1] == "result"
     phases = [d["phase"] for k, d in events if k == "phase"]
     # The sources state the answer: code ends the search ("reflected" by the evidence).
-    assert {"plan", "search", "reflected", "synthesize", "end"} <= set(phases)
+    assert {"plan", "search", "reflected", "synthesize"} <= set(phases)
+    assert kinds[-2] == "run_end" and events[-2][1]["stop_reason"] == "sufficient"
     assert AgentResponse.model_validate(events[-1][1]).sources
 
 

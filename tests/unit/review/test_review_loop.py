@@ -131,7 +131,7 @@ async def test_a_review_run_is_an_outcome_serialised_like_every_family() -> None
     assert run.succeeded and run.stop_reason == "threshold_met"
     data = run.as_dict()
     assert list(data)[:5] == ["succeeded", "stop_reason", "run_id", "usage", "seconds"]
-    assert len(data["run_id"]) == 16 and data["history_run"] == run.history_run == 1
+    assert data["run_id"].startswith("run-") and data["history_run"] == run.history_run == 1
     assert data["usage"] == run.usage.as_dict()
     assert [i["key"] for i in data["items"]] == ["good1", "good2"]
     assert run.transcript() == {**data, "events": [e.as_dict() for e in run.trace.events]}

@@ -129,4 +129,4 @@ def test_a_search_result_is_an_outcome_with_seconds_and_a_run_id() -> None:
     assert data["usage"] == result.usage.as_dict()
     assert {"termination", "strategy", "answer", "calls", "tokens", "path"} <= set(data)
     fresh = search_sync(pipeline(("draft",)), "dfs", model=ByStep().model())
-    assert len(fresh.run_id) == 16
+    assert fresh.run_id.startswith("run-") and len(fresh.run_id) == 16

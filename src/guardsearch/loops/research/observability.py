@@ -1,9 +1,10 @@
 """Structured logs and metrics hooks at phase boundaries (docs/research.md).
 
 Phases are Events in the run's Trace (kind "phase", emitted by the loop kernel with
-`phase_fields` on each); this turns them into one JSON log line each on the
-`guardsearch.research` logger, with the iteration, the token budget left and the
-number of results, so logs and traces tell the same story.
+`phase_fields` on each, and the run's `run_end`); this turns them into one JSON log
+line each on the `guardsearch.research` logger (`research_phase`, `research_end`),
+with the iteration, the token budget left and the number of results, so logs and
+traces tell the same story.
 """
 
 from __future__ import annotations
@@ -34,9 +35,10 @@ def phase_logger(run_id: str, log: logging.Logger = logger) -> Subscriber:
     """A Trace subscriber writing one JSON line per phase event."""
 
     def write(event: Event) -> None:
-        if event.kind != "phase" or not log.isEnabledFor(logging.INFO):
+        if event.kind not in ("phase", "run_end") or not log.isEnabledFor(logging.INFO):
             return
-        record = {"event": "research_phase", "run_id": run_id, **phase_record(event)}
+        name = "research_phase" if event.kind == "phase" else "research_end"
+        record = {"event": name, "run_id": run_id, **phase_record(event)}
         log.info(json.dumps(record, ensure_ascii=False, default=str))
 
     return write
