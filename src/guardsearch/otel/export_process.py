@@ -76,16 +76,8 @@ class Replay:
         if context is None:
             context = self.contexts[token] = Context()
         view.preset = None
-        if extra is not None:
-            what, value = extra
-            if what == "run":  # the run span's ids, made (and recorded) by the run
-                view.preset = RunIds(*value)
-            elif what == "budget":  # its reservation's figures (otel/forward.py)
-                prompt, granted, refund = value
-                figures = {"reserved_prompt_tokens": prompt, "granted_completion_tokens": granted}
-                if refund is not None:
-                    figures["refund_tokens"] = refund
-                view.reserve(data.get("reservation"), figures)
+        if extra is not None and extra[0] == "run":
+            view.preset = RunIds(*extra[1])  # the run span's ids, made (and recorded) there
         event = Event(seq=seq, kind=kind, at=at, step=step, node=node, data=data)
         context.run(view, event, now if now is not None else int(at * 1e9))
         view.preset = None

@@ -54,11 +54,11 @@ BATCH = 512  # records per frame
 TICK_S = 1.0  # how often the ticker thread looks at what waits
 # The buffer is flat, three items a record: (event, trace key, context token) for most
 # events (the export process takes `event.at` for when it was emitted); (event, trace
-# key, (token, emitted ns, extra)) for the events the subscriber does more with (extra:
-# ("run", run ids) for a run-opening event, ("budget", figures) for a model call) and
-# for every event of a trace with a clock of its own; (record, None, None) for any
-# other record. No container made per event outlives the emit: the garbage collector
-# would keep going through thousands of them, and it costs more than the forwarding.
+# key, (token, emitted ns, extra)) for those that open or end a run (extra: ("run", run
+# ids) when it opens one) and for every event of a trace with a clock of its own;
+# (record, None, None) for any other record. No container made per event outlives the
+# emit: the garbage collector would go through each of them, thousands a second, as
+# long as they are held.
 WIDTH = 3
 # The emitting context's (task, token): a new task copies its creator's, and so sees a
 # mark whose task is not itself.
@@ -394,9 +394,7 @@ def _no_stamp() -> None:
 
 class Forwarder:
     """A Trace subscriber (`receive`) that sends each event, and where it was emitted, to
-    the export process. It makes a run span's ids here (see the module doc), and keeps
-    budget reservations to itself: their figures go with the model call they were for
-    (all the span view uses them for), two events fewer to send per call."""
+    the export process. It makes a run span's ids here (see the module doc)."""
 
     def __init__(self, channel: Channel, tracer: Any, trace: Trace) -> None:
         self._put = channel.put
@@ -406,8 +404,6 @@ class Forwarder:
         self._trace = weakref.ref(trace)
         self._key = next(_keys)
         self._open_runs: set[Any] = set()  # kernel runs (phase events) still open
-        # reservation -> the data of its reserve and reconcile events
-        self._reserved: dict[Any, list[Any]] = {}
         self._off = False
         self._stamp: Callable[[], int | None] = _no_stamp  # when an event was emitted
         self.receive = self._receiver(trace)
@@ -421,10 +417,6 @@ class Forwarder:
             "run_start": self._run,
             "run_end": self._run,  # a loop's end closes its run here too
             "phase": self._run,
-            "budget_reserve": self._reserve,
-            "budget_reconcile": self._reconcile,
-            "model_call": self._call,
-            "model_error": self._call,
         }
         if getattr(trace, "_clock", None) is not time.time:
             # A trace on another clock (tests): each event says when it came, not `at`.
@@ -459,27 +451,7 @@ class Forwarder:
 
         return receive
 
-    # The events the subscriber does more with: runs, budget reservations (kept here
-    # until their model call, which carries their figures), model calls.
-
-    def _reserve(self, event: Event, token: int) -> None:
-        d = event.data
-        self._reserved[d.get("reservation")] = [d, None]
-
-    def _reconcile(self, event: Event, token: int) -> None:
-        entry = self._reserved.get(event.data.get("reservation"))
-        if entry is not None:
-            entry[1] = event.data
-
-    def _call(self, event: Event, token: int) -> None:
-        entry = self._reserved.pop(event.data.get("reservation"), None)
-        extra = None
-        if entry is not None:
-            reserve, reconcile = entry
-            refund = reconcile.get("refund_tokens") if reconcile is not None else None
-            figures = (reserve.get("prompt_tokens"), reserve.get("completion_tokens"), refund)
-            extra = ("budget", figures)
-        self._channel.buffer.extend((event, self._key, (token, self._stamp(), extra)))
+    # The events the subscriber does more with: those that open or end a run.
 
     def _run(self, event: Event, token: int) -> None:
         run = self._run_ids(event)

@@ -5,11 +5,10 @@ cheapest encoding of plain Python values, about 0.5 µs an event, and both ends 
 same Python). A record is a tuple:
 
 - an event: `(trace key, context token, seq, kind, at, step, node, data)`, the first
-  item an int; emitted at `at` (the trace's clock is the wall clock). The events the
-  run's process does more with, and every event of a trace on a clock of its own, add
-  `(emitted ns, extra)`: extra is `("run", run ids)` for an event that opens a run
-  span, `("budget", figures)` for a model call (its reservation's events stay in the
-  run's process), or None;
+  item an int; emitted at `at` (the trace's clock is the wall clock). The events that
+  open or end a run, and every event of a trace on a clock of its own, add
+  `(emitted ns or None, extra)`: extra is `("run", run ids)` for an event that opens a
+  run span, else None;
 - `("t", token, parent token)`: a new context (an asyncio task, a thread), copied from
   its parent's (0: none);
 - `("x", token)`: that context is gone;
