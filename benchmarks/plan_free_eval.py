@@ -69,7 +69,7 @@ def root_row(task: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
     root = out["phases"][0]
     phase = {k: root[k] for k in ("succeeded", "termination", "plan", "verdicts")}
     tree = [n for n in out["tree"] if not str(n["id"]).startswith("refine:")]
-    mine = out | phase | {"calls": root["calls"], "tree": tree}
+    mine = out | phase | {"calls": root["calls"], "tree": tree, "phases": [root]}
     return _row(task, "single", mine, round(root["seconds"], 1)) | {"derived": "search root"}
 
 
