@@ -8,9 +8,10 @@ loop (research, review, inner/outer).
     return ReviewRun(..., **kernel.finish("threshold_met"))
 
 A kernel holds the run id, the trace, the metered model (the only way the run's
-model calls meet its budget; a search may bring its own `Metered`) and the clock. A
-search opens with `start` (`run_start`); a loop's first phase says it has begun.
-Every phase event carries the same fixed
+model calls meet its budget; a search may bring its own `Metered`) and the clock.
+Every run opens with `run_start`: a search's `start(...)` says its strategy and
+options; a loop's comes by itself, just before its first event. Every phase event
+carries the same fixed
 fields, `phase`, `run_id` and `t` (seconds since the run started), under the event's
 `step` = the family, plus what the family adds to every event (`standing`) and to this
 one. A run error inside `attempt` becomes a `Stop` carrying the stop reason from the
@@ -74,6 +75,7 @@ class Kernel:
         self.clock = clock
         self.started = clock() if started is None else started
         self.standing = standing
+        self.opened = False  # run_start emitted
 
     @property
     def budget(self) -> Budget:
@@ -83,7 +85,9 @@ class Kernel:
         return self.clock() - self.started
 
     def start(self, **data: Any) -> Event:
-        """Emit `run_start` (`run_id`, `t`, the standing fields, `data`)."""
+        """Emit `run_start` (`run_id`, `t`, the standing fields, `data`); a run that
+        does not call it gets a bare one before its first phase or its end."""
+        self.opened = True
         return self._emit("run_start", {}, data)
 
     def phase(self, name: str, **data: Any) -> Event:
@@ -91,6 +95,8 @@ class Kernel:
         return self._emit("phase", {"phase": name}, data)
 
     def _emit(self, kind: EventKind, head: dict[str, Any], data: dict[str, Any]) -> Event:
+        if not self.opened:
+            self.start()
         standing = dict(self.standing()) if self.standing is not None else {}
         fixed = {**head, "run_id": self.run_id, "t": round(self.elapsed(), 4)}
         return self.trace.emit(kind, step=self.family, **fixed, **standing, **data)
