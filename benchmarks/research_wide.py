@@ -74,9 +74,15 @@ def right(q: dict[str, Any], answer: str, status: str) -> bool:
     if status == "not_found":
         return False
     said = _fold(answer)
-    if q["type"] == "yesno":
-        first = re.match(r"\W*(yes|no)\b", said)
-        return first is not None and first.group(1) == q["answers"][0]
+    if q["type"] in ("yesno", "claims"):
+        # The verdict the answer leads with ("No, ...", "Brahms: yes").
+        first = re.search(r"^\W*(yes|no)\b|[:–—]\s*(yes|no)\b", said)
+        return first is not None and (first.group(1) or first.group(2)) == q["answers"][0]
+    if q["type"] == "choices":
+        # The name the answer leads with, before its facts ("Plato: Plato was born ...").
+        lead = re.split(r"[:;\[]", said, maxsplit=1)[0]
+        other = _fold(q["extra"]["other"])
+        return _fold(q["answers"][0]) in lead and other not in lead
     if q["type"] == "lists":
         return sum(1 for item in q["answers"] if _fold(item) in said) >= q["need"]
     if q["type"] == "definitions":

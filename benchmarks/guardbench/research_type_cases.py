@@ -70,6 +70,12 @@ def _wrong(
     by_title = articles()
     own = by_title[q.articles[0]] if q.articles else None
     said = f"{own.description} {own.extract}" if own else ""
+    if q.type == "choices":
+        # "Which is older, A or B?": the wrong answer is the other one.
+        return [("other-side", q.extra["other"])]
+    if q.type == "claims":
+        # A one-claim yes/no question's wrong answer is the other verdict.
+        return [("flipped", "no" if gold == "yes" else "yes")]
     if q.type in ("dates",):
         other_years = [y for y in _years(said) if y != gold]
         out = [("other-year", other_years[0])] if other_years else []
@@ -120,6 +126,8 @@ def _right(q: WideQuestion) -> list[tuple[str, str]]:
         desc = q.extra.get("description", "")
         name = q.articles[0]
         return [("right", f"{name} is a {desc[0].lower()}{desc[1:]}")] if desc else []
+    if q.type == "choices":
+        return [("right", gold), ("right-sentence", f"It is {gold}.")]
     name = re.sub(r"\s*\([^)]*\)$", "", q.articles[-1])
     return [("right", gold), ("right-sentence", f"{name}: {gold}")]
 
@@ -148,10 +156,13 @@ def cases(exclude: set[str] | frozenset[str] = frozenset()) -> list[Case]:
         cite = [f"[{srcs.index(q.articles[-1]) + 1}]"] if q.articles else ["[1]"]
         if q.type != "unanswerable":
             for why, answer in _right(q):
-                ids = cite if q.type != "twohop" else [f"[{srcs.index(t) + 1}]" for t in q.articles]
+                both = q.type in ("twohop", "choices")
+                ids = [f"[{srcs.index(t) + 1}]" for t in q.articles] if both else cite
                 out.append(_case(q, n, f"{q.type}-{why}", f"{answer} {' '.join(ids)}", ids, srcs))
         for why, answer in _wrong(q, made, rng):
             wrong_cite = cite if q.type != "twohop" else [f"[{srcs.index(q.articles[0]) + 1}]"]
+            if q.type == "choices":
+                wrong_cite = [f"[{srcs.index(t) + 1}]" for t in q.articles]
             out.append(
                 _case(q, n, f"{q.type}-wrong-{why}", f"{answer} {wrong_cite[0]}", wrong_cite, srcs)
             )

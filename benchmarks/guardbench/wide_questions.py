@@ -487,6 +487,96 @@ def yesno(rng: random.Random) -> Iterator[WideQuestion]:
         )
 
 
+_CLAIM_Q = {
+    "born": ["Was {a} born in {y}?", "Is it true that {a} was born in {y}?"],
+    "died": ["Did {a} die in {y}?", "Was {y} the year {a} died?"],
+    "capital": ["Is {c} the capital of {x}?", "Is the capital of {x} {c}?"],
+    "made": ["Did {who} write {x}?", "Was {x} made by {who}?", "Is {x} by {who}?"],
+}
+
+
+def claims(rng: random.Random) -> Iterator[WideQuestion]:
+    """Yes/no questions that state one claim about one subject ("Is Paris the capital
+    of France?"), half of them false: another year off by one to five, another country's
+    capital, another maker of the same kind of work."""
+    people = [
+        a
+        for a in articles().values()
+        if _person(a) and not re.search(r"\b(?:empire|dynasty|kingdom|war|period|era)\b",
+                                        a.description, re.I)
+    ]  # fmt: skip
+    countries = _countries()
+    capitals = [
+        (a, m.group("c"))
+        for a in articles().values()
+        if a.title in countries and (m := _CAPITAL.search(a.extract))
+    ]
+    works = [(a, m) for a, m in _by_descriptions()]
+    for pool in (people, capitals, works):
+        rng.shuffle(pool)
+    made: list[WideQuestion] = []
+    for i, a in enumerate(people[:24]):
+        born, died = _person(a)  # type: ignore[misc]
+        kind = "born" if i % 2 else "died"
+        true = rng.random() < 0.5
+        year = (born if kind == "born" else died) + (
+            0 if true else rng.choice([-3, -2, -1, 1, 2, 4])
+        )
+        q = _pick(rng, _CLAIM_Q[kind], a=_clean_name(a.title), y=year)
+        made.append(WideQuestion("", "claims", kind, q, ["yes" if true else "no"], [a.title]))
+    for i, (a, capital) in enumerate(capitals[:12]):
+        true = i % 2 == 0
+        other = capitals[(i + 1) % len(capitals)][1]
+        c = capital if true else other
+        q = _pick(rng, _CLAIM_Q["capital"], c=c, x=a.title)
+        made.append(WideQuestion("", "claims", "capital", q, ["yes" if true else "no"], [a.title]))
+    for i, (a, m) in enumerate(works[:12]):
+        true = i % 2 == 0
+        others = [w for w, n in works if n.group("kind") == m.group("kind")
+                  and n.group("who") != m.group("who")]  # fmt: skip
+        who = m.group("who") if true or not others else _by_maker(rng.choice(others))
+        q = _pick(rng, _CLAIM_Q["made"], who=who, x=_clean_name(a.title))
+        made.append(WideQuestion("", "claims", "made", q, ["yes" if true else "no"], [a.title]))
+    rng.shuffle(made)
+    yield from made
+
+
+def _by_maker(article: Any) -> str:
+    m = _BY.match(article.description)
+    return m.group("who") if m else ""
+
+
+_CHOICE_Q = [
+    ("Which is older, {a} or {b}?", "born", True),
+    ("Who was born first, {a} or {b}?", "born", True),
+    ("Who was born later: {a} or {b}?", "born", False),
+    ("Who died earlier, {a} or {b}?", "died", True),
+    ("Who died last, {a} or {b}?", "died", False),
+]
+
+
+def choices(rng: random.Random) -> Iterator[WideQuestion]:
+    """Which of two people comes first one way ("Which is older, A or B?"), answered by
+    a name: the two lifespans decide it."""
+    people = [a for a in articles().values() if _person(a)]
+    rng.shuffle(people)
+    for i in range(0, 80, 2):
+        a, b = people[i], people[i + 1]
+        (ab, ad), (bb, bd) = _person(a), _person(b)  # type: ignore[misc]
+        phrasing, relation, less = rng.choice(_CHOICE_Q)
+        va, vb = (ab, bb) if relation == "born" else (ad, bd)
+        if va == vb:
+            continue
+        first = (va < vb) == less
+        na, nb = _clean_name(a.title), _clean_name(b.title)
+        q = phrasing.format(a=na, b=nb)
+        gold, other = (na, nb) if first else (nb, na)
+        yield WideQuestion(
+            "", "choices", relation, q, [gold], [a.title, b.title], hops=2,
+            extra={"other": other},
+        )  # fmt: skip
+
+
 _BORDER = re.compile(r"\b(?:is )?bordered by (?P<list>[^.]+)")
 _LIST_Q = [
     "Name two countries that border {x}.",
@@ -771,6 +861,8 @@ BUILDERS: dict[str, Callable[[random.Random], Iterator[WideQuestion]]] = {
     "organisations": organisations,
     "titles": titles,
     "yesno": yesno,
+    "claims": claims,
+    "choices": choices,
     "lists": lists,
     "definitions": definitions,
     "twohop": twohop,

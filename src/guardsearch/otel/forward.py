@@ -483,8 +483,9 @@ class Forwarder:
                 return None
             self._open_runs.add(run_id)
             family = event.step
-        else:
-            run_id, family = d.get("run_id", ""), "search"
+        else:  # run_start: a search's, or a loop's (its family is the step)
+            run_id, family = d.get("run_id", ""), event.step or "search"
+            self._open_runs.add(run_id)
         return self._make(family, str(run_id))
 
     def _make(self, family: str, run_id: str) -> RunIdsRecord:

@@ -7,6 +7,8 @@ by evidence.py from the question's form, its names and the relation lexicon."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from research_helpers import FakeProvider, no_sleep, research_model
 
@@ -241,3 +243,141 @@ def test_a_bare_class_word_names_no_items_from_a_sentence() -> None:
     assert list_candidates(question, {"[1]": solar}) == []
     moldova = list_candidates("Name two countries that border Moldova.", {"[1]": MOLDOVA})
     assert [name for _, name in moldova][:2] == ["Romania", "Ukraine"]
+
+
+SAUDI = Source(
+    title="Saudi Arabia",
+    description="Country in West Asia",
+    text="Saudi Arabia is a country in West Asia. It is bordered by the Red Sea to the west; "
+    "Jordan, Iraq, and Kuwait to the north; the Arabian Gulf, Bahrain, Qatar and the United "
+    "Arab Emirates to the east; Oman to the southeast; and Yemen to the south.",
+)
+
+
+def test_a_list_item_named_as_another_kind_of_thing_is_not_an_item() -> None:
+    found = [n for _, n in list_candidates("Which countries border Saudi Arabia? Name two.",
+                                           {"[1]": SAUDI})]  # fmt: skip
+    assert found[:3] == ["Jordan", "Iraq", "Kuwait"]
+    assert "Red Sea" not in found and "Arabian Gulf" not in found
+    # Asked for seas, the seas are the items.
+    seas = [n for _, n in list_candidates("Which seas border Saudi Arabia? Name two.",
+                                          {"[1]": SAUDI})]  # fmt: skip
+    assert "Red Sea" in seas
+
+
+async def test_a_list_draft_naming_only_the_subject_is_repaired_not_refused_as_an_echo() -> None:
+    question = "Which countries border Saudi Arabia? Name two."
+    model = research_model(
+        plan=SIMPLE, synthesize=[{"answer": "Saudi Arabia", "citations": ["[1]"]}] * 3
+    )
+    response = (await loop(model, {"saudi": [SAUDI]}).run(question)).response
+    assert isinstance(response, AgentResponse), response
+    assert response.status == "verified"
+    assert response.final_answer == "Jordan and Iraq [1]"
+
+
+PARIS = Source(title="Paris", description="Capital of France",
+               text="Paris is the capital and largest city of France.")  # fmt: skip
+SYDNEY = Source(title="Sydney", description="Capital city of New South Wales, Australia",
+                text="Sydney is the capital city of the state of New South Wales.")  # fmt: skip
+CHOPIN = Source(
+    title="Frédéric Chopin",
+    description="Polish composer and pianist (1810–1849)",
+    text="Frédéric François Chopin was a Polish composer and virtuoso pianist.",
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "sources", "truth"),
+    [
+        ("Is Paris the capital of France?", [PARIS], True),
+        ("Did Frédéric Chopin die in 1849?", [CHOPIN], True),
+        ("Was Frédéric Chopin born in 1812?", [CHOPIN], False),
+        ("Was Frédéric Chopin born in 1810?", [CHOPIN], True),
+        # Its capital-clause names New South Wales: "capital ... Australia" is not
+        # read as true, and the other name refutes it.
+        ("Is Sydney the capital of Australia?", [SYDNEY], False),
+        ("Is the capital of Australia Hanoi?", [SYDNEY], None),  # not Australia's source
+        ("Is Paris not the capital of France?", [PARIS], None),
+        ("Was Plato born before Immanuel Kant?", [PLATO, KANT], None),  # a comparison
+    ],
+)  # fmt: skip
+def test_a_yes_no_claim_is_decided_by_the_clause_that_states_it(
+    question: str, sources: list[Source], truth: bool | None
+) -> None:
+    from guardsearch.loops.research.evidence import claim_verdict
+
+    found = claim_verdict(question, {f"[{i + 1}]": s for i, s in enumerate(sources)})
+    assert (found.truth if found else None) is truth
+
+
+async def test_a_yes_no_claim_drafted_as_an_echo_is_answered_by_the_source() -> None:
+    model = research_model(plan=SIMPLE, synthesize=[{"answer": "Paris", "citations": ["[1]"]}] * 3)
+    response = (
+        await loop(model, {"paris": [PARIS]}).run("Is Paris the capital of France?")
+    ).response
+    assert isinstance(response, AgentResponse), response
+    assert response.status == "verified", response
+    assert response.final_answer.startswith("Yes: ") and response.final_answer.endswith("[1]")
+
+
+async def test_a_wrong_yes_is_turned_to_the_sources_no() -> None:
+    model = research_model(
+        plan=SIMPLE, synthesize=[{"answer": "Yes, he was born in 1812.", "citations": ["[1]"]}] * 3
+    )
+    run = await loop(model, {"chopin": [CHOPIN]}).run("Was Frédéric Chopin born in 1812?")
+    response = run.response
+    assert isinstance(response, AgentResponse), response
+    assert response.final_answer.startswith("No: ") and "1810" in response.final_answer
+
+
+async def test_a_definition_drafted_as_an_echo_is_answered_by_the_named_source() -> None:
+    eritrea = Source(
+        title="Eritrea",
+        description="Country in the Horn of Africa",
+        text="Eritrea is a country in the Horn of Africa. Its capital is Asmara.",
+    )
+    model = research_model(
+        plan=SIMPLE, synthesize=[{"answer": "Eritrea", "citations": ["[1]"]}] * 3
+    )
+    response = (await loop(model, {"eritrea": [eritrea]}).run("What is Eritrea?")).response
+    assert isinstance(response, AgentResponse), response
+    assert response.status == "verified", response
+    assert response.final_answer == "Eritrea is a country in the Horn of Africa [1]"
+
+
+@pytest.mark.parametrize(
+    ("question", "picked"),
+    [
+        ("Which is older, Plato or Immanuel Kant?", "Plato"),
+        ("Who was born first: Immanuel Kant or Plato?", "Plato"),
+        ("Who was born last, Plato or Immanuel Kant?", "Immanuel Kant"),
+    ],
+)
+def test_a_choice_between_two_is_decided_by_their_two_facts(question: str, picked: str) -> None:
+    facts = comparison_facts(question, {"[1]": PLATO, "[2]": KANT})
+    assert facts is not None
+    assert decided(question, facts).startswith(f"{picked}: ")
+
+
+async def test_a_wrong_choice_is_repaired_to_the_side_the_facts_pick() -> None:
+    model = research_model(
+        plan=SIMPLE, synthesize=[{"answer": "Immanuel Kant [2]", "citations": ["[2]"]}] * 3
+    )
+    # Kant's side is searched by its name (a second hop).
+    plato = dataclasses.replace(PLATO, location="https://en.wikipedia.org/wiki/Plato")
+    kant = dataclasses.replace(KANT, location="https://en.wikipedia.org/wiki/Immanuel_Kant")
+    hits = {"plato": [plato], "kant": [kant]}
+    run = await loop(model, hits).run("Which is older, Plato or Immanuel Kant?")
+    response = run.response
+    assert isinstance(response, AgentResponse), response
+    assert response.status == "verified", response
+    assert response.final_answer.startswith("Plato: Plato was born in 428 BC [1]")
+
+
+def test_a_lifespan_before_christ_reads_as_two_years_before_christ() -> None:
+    from guardsearch.loops.research.evidence import readable
+
+    assert readable("Greek philosopher (c. 428–347 BC)") == (
+        "Greek philosopher (born 428 BC; died 347 BC)"
+    )

@@ -49,7 +49,11 @@ from guardsearch.loops.research.evidence import (
     about,
     answer_kind,
     bridges,
+    choice,
+    claim_verdict,
+    comparison_facts,
     comparison_sides,
+    decided,
     family,
     find_answer,
     items_named,
@@ -57,6 +61,7 @@ from guardsearch.loops.research.evidence import (
     list_candidates,
     source_says,
     stem,
+    yes_or_no,
 )
 from guardsearch.loops.research.statements import Asides, stated
 from guardsearch.models.metered import Metered
@@ -148,7 +153,20 @@ def cut(text: str, chars: int) -> str:
 
 
 def sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE.split(text.strip()) if s.strip()]
+    """`text`'s sentences; markers after a sentence's full stop ("Plato. [1] [2]") stay
+    with it, not a sentence of their own."""
+    out: list[str] = []
+    for piece in (s.strip() for s in _SENTENCE.split(text.strip())):
+        if not piece:
+            continue
+        if out and not terms(_MARKERS_ONLY.sub(" ", piece)) and markers(piece):
+            out[-1] = f"{out[-1]} {piece}"
+        else:
+            out.append(piece)
+    return out
+
+
+_MARKERS_ONLY = re.compile(r"\[\s*\d{1,3}\s*\]")
 
 
 def without_sentences(text: str, drop: Sequence[str]) -> str:
@@ -243,6 +261,17 @@ def about_question(question: str, source: str) -> float:
     return subject_coverage(question_terms(question), source)
 
 
+def claim_agrees(claim: str, question: str, source: str | Source) -> bool | None:
+    """For a yes/no question's one claim that `source` decides ("Is Paris the capital of
+    France?"): does the claim's yes or no agree with it? None when the source decides
+    nothing or the claim says neither."""
+    said = yes_or_no(plain(claim))
+    if said is None:
+        return None
+    decided = claim_verdict(question, {"[0]": source})
+    return None if decided is None else (said == "yes") == decided.truth
+
+
 def answers_here(claim: str, question: str, source: str, *, hop_from: str = "") -> bool:
     """Does `source` state `claim` (an answer fragment) as the answer to `question`?
 
@@ -254,6 +283,10 @@ def answers_here(claim: str, question: str, source: str, *, hop_from: str = "") 
     kind = answer_kind(question)
     if kind == "list" and items_named(claim, list_candidates(question, {"[0]": source})):
         return True  # an item the source names in the relation ("bordered by ... Jordan")
+    if kind == "yesno":
+        agrees = claim_agrees(claim, question, source)
+        if agrees is not None:
+            return agrees
     finding = find_answer(claim, question, source, satisfied=hop_from)
     if finding is None:
         return False
@@ -279,7 +312,10 @@ def beyond(claim: str, question: str) -> str:
     flat = plain(claim)
     # Numbers whole ("2,874,314", not "2 874 314"), then the words the question lacks.
     numbers = [n for n in _NUMBER.findall(flat) if n.replace(",", "") not in asked_numbers]
-    added = [w for w in terms(_NUMBER.sub(" ", flat)) if _stem(w) not in asked]
+    # A yes or a no is the verdict on the question's claim, not a word a source says.
+    added = [
+        w for w in terms(_NUMBER.sub(" ", flat)) if _stem(w) not in asked and w not in ("yes", "no")
+    ]
     return " ".join([*numbers, *added]) if numbers or added else claim
 
 
@@ -465,6 +501,22 @@ class _Claims:
         # second hop's source need not hold the question's words (the director's article
         # does not name the film), only the fragment (checked below).
         hop = short and self.lexical and source_id in self.linked
+        if answer_kind(question) == "yesno":
+            # "No [2]": a yes or a no is judged by the clause that decides the claim.
+            agrees = claim_agrees(claim, question, self.sources.get(source_id, source))
+            if agrees is not None:
+                return agrees
+        if short and self.sources and choice(question) is not None:
+            # "Plato [1] [2]" for "Which is older, Plato or Kant?": the name the two
+            # facts pick, each fact's source backing it.
+            facts = comparison_facts(question, self.sources)
+            said = set(terms(plain(claim)))
+            if (
+                facts is not None
+                and source_id in {f.source_id for f in facts}
+                and not re.search(r"\d", plain(claim))  # a fact's piece is judged below
+            ):
+                return set(terms(decided(question, facts).split(":", 1)[0])) <= said
         # A comparison's piece names its own side ("A was born in 1895 [1]"): the other
         # side's name is not in A's source, so the question is not read into its words.
         asked = question if short and comparison_sides(question) is None else ""

@@ -90,6 +90,15 @@ def list_size(question: str) -> int:
     return int(digits.group(1)) if digits else 1
 
 
+_YES_OR_NO = re.compile(r"^\W*(yes|no)\b|[:–—]\s*(yes|no)\b", re.I)
+
+
+def yes_or_no(answer: str) -> str | None:
+    """ "yes" or "no" when the answer leads with one ("No, ...", "Brahms: yes"); else None."""
+    found = _YES_OR_NO.search(_without_markers(answer))
+    return (found.group(1) or found.group(2)).lower() if found else None
+
+
 def fits_kind(answer: str, kind: str) -> str | None:
     """None when `answer` has the form `kind` asks for; else what is wrong, in words
     the model can act on."""
@@ -98,7 +107,7 @@ def fits_kind(answer: str, kind: str) -> str | None:
         return "the question asks for a year: give the year the sources state"
     if kind == "number" and not re.search(r"\d", text):
         return "the question asks for a number: give the number the sources state, with its unit"
-    if kind == "yesno" and not re.match(r"^\W*(?:yes|no)\b", text, re.I):
+    if kind == "yesno" and yes_or_no(text) is None:
         return 'the question asks yes or no: start the answer with "Yes" or "No", then say why'
     if kind in ("person", "place") and not re.search(r"\b[A-Z]", _without_markers(text)):
         return f"the question asks for a {kind}: name it as the sources do"
@@ -225,22 +234,32 @@ def relation_words(question: str) -> list[str]:
     subject = {stem(w) for w in subject_words(question)}
     # A quoted passage is what the question shows, not what it asks about.
     unquoted = re.sub(r"[\"“][^\"“”]*[\"”]", " ", question)
-    return [
+    words = [
         w
         for w in terms(unquoted)
         if not w.isdigit() and stem(w) not in subject and w not in _KIND_WORDS
     ]
+    if not any(stem(w) in _FAMILY_OF for w in words) and re.search(r"\bby\b", unquoted):
+        words.append("_by")  # "Is Thriller by Miles Davis?": a maker's "by" is the relation
+    return words
 
 
 # -- sources -------------------------------------------------------------------------
 
-_LIFESPAN = re.compile(r"\((?:born\s+)?(c\.\s*)?(\d{3,4})\s*[–-]\s*(c\.\s*)?(\d{3,4})\)")
+_LIFESPAN = re.compile(
+    r"\((?:born\s+)?(c\.\s*)?(\d{2,4})\s*[–-]\s*(c\.\s*)?(\d{2,4})(\s*(?:BCE|BC))?\)"
+)
 
 
 def readable(text: str) -> str:
     """`text` with Wikipedia's lifespan convention spelled out: "(1900–1945)" reads
-    "(born 1900; died 1945)"."""
-    return _LIFESPAN.sub(lambda m: f"(born {m.group(2)}; died {m.group(4)})", text)
+    "(born 1900; died 1945)", "(c. 428–347 BC)" "(born 428 BC; died 347 BC)"."""
+
+    def spelled(m: re.Match[str]) -> str:
+        era = f" {m.group(5).strip()}" if m.group(5) else ""
+        return f"(born {m.group(2)}{era}; died {m.group(4)}{era})"
+
+    return _LIFESPAN.sub(spelled, text)
 
 
 def source_says(source: str | Source) -> str:
@@ -470,6 +489,49 @@ def _comparative_word(question: str) -> re.Match[str] | None:
     return None if (less is None) == (more is None) else less or more
 
 
+_CHOICE = re.compile(
+    r"^\W*(?P<head>(?:which|who|what)\b[^,:]*?)\s*[,:]\s*(?:the\s+)?(?P<a>[^,:?]+?),?\s+or\s+"
+    r"(?:the\s+)?(?P<b>[^,:?]+?)\s*\?\s*$",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A question that asks which of two comes first one way ("Which is older, Plato
+    or Kant?", "Who was born first: A or B?"): its two names, relation and direction."""
+
+    first: str
+    second: str
+    relations: list[str]
+    less: bool  # the smaller value wins ("older", "earlier", "first")
+
+
+def choice(question: str) -> Choice | None:
+    found = _CHOICE.match(question.strip())
+    if found is None:
+        return None
+    head = found.group("head")
+    word = _comparative_word(head)
+    if word is not None:
+        less = _LESS.search(head) is not None
+    elif re.search(r"\bfirst\b", head, re.I):
+        less = True
+    elif re.search(r"\blast\b", head, re.I):
+        less = False
+    else:
+        return None
+    words = [w for w in terms(head) if stem(w) in _FAMILY_OF]
+    if not words:
+        return None
+    return Choice(found.group("a").strip(), found.group("b").strip(), words, less)
+
+
+def _smaller_wins(question: str) -> bool:
+    picked = choice(question)
+    return picked.less if picked is not None else _LESS.search(question) is not None
+
+
 def comparative(question: str) -> bool:
     """Does `question` compare two things one way ("before", "older", "taller")?"""
     return _comparative_word(question) is not None
@@ -480,7 +542,7 @@ def compared(question: str, answer: str) -> bool | None:
     numbers the answer states for A and for B, in the direction its comparative word
     gives; None when the question compares nothing or the answer does not give one
     number for each."""
-    if _comparative_word(question) is None:
+    if _comparative_word(question) is None or choice(question) is not None:
         return None
     names = [g.strip() for g in _NAME_GROUP.findall(question[1:]) if terms(g)]
     if len(names) < 2:
@@ -541,6 +603,9 @@ def comparison_sides(question: str) -> list[tuple[str, list[str]]] | None:
     before B was born?" -> [(A, [die]), (B, [born])]; a side without its own relation
     takes the other's ("Was A born earlier than B?"), and a comparative word of a
     relation ("older") is one for both. None when the question compares nothing."""
+    picked = choice(question)
+    if picked is not None:
+        return [(picked.first, picked.relations), (picked.second, picked.relations)]
     found = _comparative_word(question)
     if found is None:
         return None
@@ -634,10 +699,133 @@ def missing_sides(
 def decided(question: str, facts: tuple[Fact, Fact]) -> str:
     """The answer the two facts give, with both facts and their sources: "No: A was born
     in 1895 [1]; B was born in 1762 [2]." (Equal values answer No: neither is before.)"""
-    less = _LESS.search(question) is not None
+    less = _smaller_wins(question)
     first, second = facts
     truth = first.value < second.value if less else first.value > second.value
+    if choice(question) is not None:
+        # "Which is older, A or B?": the side the facts pick, named first.
+        picked = first if truth else second
+        if first.value == second.value:
+            return f"Neither: {first.sentence()}; {second.sentence()}."
+        return f"{picked.name}: {first.sentence()}; {second.sentence()}."
     return f"{'Yes' if truth else 'No'}: {first.sentence()}; {second.sentence()}."
+
+
+# -- a yes/no question that states one claim ------------------------------------------
+
+_NEGATED = re.compile(r"\b(?:not|never|no)\b|n't\b", re.I)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What the sources say of a yes/no question's one claim: its truth, and the clause
+    of source `source_id` that decides it."""
+
+    truth: bool
+    source_id: str
+    clause: str
+
+
+def claim_verdict(
+    question: str, sources: Mapping[str, Source] | Mapping[str, str | Source]
+) -> Claim | None:
+    """A yes/no question that states one claim about its subject ("Is Paris the capital
+    of France?", "Was Chopin born in 1812?"), decided by a clause of a source about the
+    subject: true when the clause holds all the claim's names, numbers and relation;
+    false when it holds its names and relation with another year than the claim's one
+    (born in 1810, not 1812). None when no clause decides it, or the question compares
+    two things or is negated (those are decided elsewhere, or not at all)."""
+    if answer_kind(question) != "yesno" or comparative(question) or _NEGATED.search(question):
+        return None
+    names = {stem(w) for w in subject_words(question)}
+    years = set(_YEAR.findall(question))
+    asked = {y for y, _ in years}
+    if not names or len(asked) > 1:
+        return None
+    against: Claim | None = None
+    for source_id, source in sources.items():
+        if not about(question, source):
+            # A false claim's other name is not in its subject's source ("Is the capital
+            # of Algeria Hanoi?"): the source the question names may still refute it.
+            if against is None and not asked and _named_by(question, source):
+                against = _other_name(question, source_id, source, names - _title(source))
+            continue
+        # The source's own title names its subject in every clause ("died 1849" in
+        # Chopin's article); the claim's other names must be in the clause itself.
+        others = names - _title(source)
+        for clause in clauses(source_says(source)):
+            held = _stems(clause)
+            related, complete = _judge(held, question)
+            if not (others <= held and related and complete and relation_words(question)):
+                continue
+            if not _objects_follow(question, clause, others):
+                continue
+            stated = {y for y, _ in _YEAR.findall(clause)}
+            if asked <= stated:
+                return Claim(True, source_id, _tidy(clause))
+            if asked and len(stated) == 1 and against is None:
+                against = Claim(False, source_id, _tidy(clause))
+        if against is None and not asked:
+            against = _other_name(question, source_id, source, others)
+    return against
+
+
+def _title(source: str | Source) -> set[str]:
+    return _stems(bare_title(source.title)) if isinstance(source, Source) else set()
+
+
+def _named_by(question: str, source: str | Source) -> bool:
+    """Does the question name `source` by its whole title?"""
+    title = _title(source)
+    return bool(title) and title <= _stems(question)
+
+
+def _other_name(
+    question: str, source_id: str, source: str | Source, others: set[str]
+) -> Claim | None:
+    """False, when a clause of the subject's own source gives the claim's relation to
+    another name than the claim's ("Its capital is Algiers" for "Is the capital of
+    Algeria Hanoi?"): the first name after the relation word, none of the question's."""
+    if not isinstance(source, Source) or not others:
+        return None
+    wanted = set().union(*_relations(question)[0])
+    asked = _stems(question)
+    for clause in clauses(source_says(source)):
+        held = _stems(clause)
+        related, complete = _judge(held, question)
+        if not (related and complete) or others & held:
+            continue
+        given = _after_relation(clause, wanted)
+        if given is not None and not (_stems(given) & asked):
+            return Claim(False, source_id, _tidy(clause))
+    return None
+
+
+def _after_relation(text: str, wanted: set[str]) -> str | None:
+    """The first name `text` gives after its first word of the `wanted` relation stems."""
+    # A maker's "by" ("1982 novel by Alice Walker") words the making relations.
+    at = _first_word(text, wanted | ({"by"} if "_by" in wanted else set()))
+    found = _NAME_GROUP.search(text, at) if at is not None else None
+    return found.group(0) if found else None
+
+
+def _objects_follow(question: str, clause: str, others: set[str]) -> bool:
+    """A name the question gives after its relation ("capital of *France*") must be the
+    first name the clause gives after the relation: "capital city of New South Wales,
+    Australia" does not make Sydney the capital of Australia."""
+    wanted = set().union(*_relations(question)[0])
+    asked = _after_relation(question, wanted)
+    if asked is None or not (_stems(asked) & others):
+        return True
+    given = _after_relation(clause, wanted)
+    return given is not None and _stems(asked) & others <= _stems(given)
+
+
+def _tidy(clause: str) -> str:
+    """A clause read from a description as a sentence piece: "Chopin (Polish composer
+    (born 1810" -> "Chopin, Polish composer, born 1810"."""
+    flat = re.sub(r"\s*\(", ", ", clause).replace(")", "")
+    return " ".join(flat.split()).strip(" ,.;")
 
 
 # -- the items a list question asks for ----------------------------------------------
@@ -700,6 +888,63 @@ def list_evidence(
 _SENTENCE_END = re.compile(r"(?<!\b[A-Z]\.)(?<=[.!?])\s+")
 
 
+# Nouns that name a kind of thing at the end of its name ("the Red *Sea*", "Indian
+# *Ocean*"): an item so named is of that kind, not of the one a list asks for.
+_KIND_HEADS = frozenset(
+    [
+        "ocean",
+        "sea",
+        "gulf",
+        "bay",
+        "channel",
+        "strait",
+        "river",
+        "lake",
+        "mountain",
+        "mountains",
+        "range",
+        "desert",
+        "peninsula",
+        "island",
+        "islands",
+        "canal",
+        "sound",
+        "lagoon",
+        "basin",
+        "plateau",
+        "valley",
+    ]
+)
+_LIST_CLASS = re.compile(
+    r"\b(?:which|what)\s+([a-z]+s)\b"
+    r"|\b(?:name|list)\s+(?:two|three|four|five|some|several|\d)\s+(?:of\s+the\s+)?([a-z]+s)\b",
+    re.I,
+)
+
+
+def list_class(question: str) -> str | None:
+    """The plural noun a list question asks for ("countries" in "Which countries
+    border Chad? Name two."), or None."""
+    found = _LIST_CLASS.search(question)
+    return (found.group(1) or found.group(2)).lower() if found else None
+
+
+def _singular(word: str) -> str:
+    for plural, single in (("ies", "y"), ("ses", "s"), ("oes", "o"), ("s", "")):
+        if word.endswith(plural):
+            return word[: -len(plural)] + single
+    return word
+
+
+def other_kind(name: str, asked: str | None) -> bool:
+    """Does `name` end in a noun naming another kind of thing than `asked` ("Indian
+    Ocean" when countries are asked)?"""
+    words = name.lower().split()
+    if not words or asked is None:
+        return False
+    return words[-1] in _KIND_HEADS and _singular(words[-1]) != _singular(asked)
+
+
 def _initials(name: str, subject: Sequence[str]) -> bool:
     """ "DRC" for the Democratic Republic of the Congo: the subject's own abbreviation."""
     return name.isupper() and set(name.lower()) <= {w[0].lower() for w in subject}
@@ -719,6 +964,7 @@ def list_candidates(
     # Names in a sentence are items only after a relation the lexicon knows ("bordered
     # by", "composed"): after a bare class word ("planets") a sentence names anything.
     known = bool(_relations(question)[1])
+    asked_class = list_class(question)
     out: list[tuple[str, str]] = []
     seen: set[frozenset[str]] = set()
     for source_id, clause in list_evidence(question, sources):
@@ -737,6 +983,7 @@ def list_candidates(
                 or key == subject
                 or key in seen
                 or _initials(name, named)
+                or other_kind(name, asked_class)
                 or (source_id not in items and key <= asked)
             ):
                 continue
@@ -871,12 +1118,16 @@ def list_items(answer: str) -> list[str]:
 __all__: Sequence[str] = (
     "ANSWER_KINDS",
     "AnswerClause",
+    "Choice",
+    "Claim",
     "Fact",
     "about",
     "answer_in_sources",
     "answer_kind",
     "bare_title",
     "bridges",
+    "choice",
+    "claim_verdict",
     "clauses",
     "comparative",
     "compared",
@@ -900,4 +1151,5 @@ __all__: Sequence[str] = (
     "source_says",
     "states",
     "subject_words",
+    "yes_or_no",
 )

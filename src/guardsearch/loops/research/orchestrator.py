@@ -11,7 +11,7 @@
         iteration += 1
     compact, synthesize from retrieved sources only, verify citations in code
 
-The loop kernel (loops/kernel.py) is the run's shell: run id, trace, the metered
+The run kernel (kernel.py) is the run's shell: run id, trace, the metered
 model (budget + trace), the clock, the phase events (with the
 iteration, token_budget and results on each) and the one mapping of errors to stop reasons.
 Every model output is schema-constrained and guarded. Whatever goes wrong ends as an
@@ -37,7 +37,7 @@ from guardsearch.core.source import Source
 from guardsearch.core.steering import Steering
 from guardsearch.core.usage import Usage
 from guardsearch.corpus.query import terms
-from guardsearch.loops.kernel import Kernel, Stop
+from guardsearch.kernel import Kernel, Stop
 from guardsearch.loops.research.answer import (
     NO_VERIFICATION,
     ResearchRun,
@@ -551,15 +551,17 @@ class _Run:
         about the subject mention (near the question's relation words first) are searched
         next ("Psycho ... directed by Alfred Hitchcock" -> "Alfred Hitchcock"), once each."""
         full = self.retrieved()
+        comparing = comparison_sides(self.state.task) is not None
         if (
             not self.config.hops
             or self.state.iteration >= self.state.max_iters
-            or answer_clauses(self.state.task, full)
+            # One side's clause answers nothing of a comparison: both facts are needed.
+            or (not comparing and answer_clauses(self.state.task, full))
         ):
             return []
         done = {q.query.lower() for q in self.state.queries_run} | self._hopped
         hops: list[Query] = []
-        if comparison_sides(self.state.task) is not None:
+        if comparing:
             # A comparison's side whose fact is not retrieved yet is searched by its name.
             hops = [
                 Query(query=name, intent="a side of the comparison")

@@ -41,8 +41,12 @@ from guardsearch.loops.research.citations import (
     verify_citations,
 )
 from guardsearch.loops.research.evidence import (
+    Fact,
     answer_kind,
+    bare_title,
     bridges,
+    choice,
+    claim_verdict,
     comparative,
     compared,
     comparison_facts,
@@ -55,6 +59,7 @@ from guardsearch.loops.research.evidence import (
     list_size,
     numbers_in,
     relation_words,
+    yes_or_no,
 )
 from guardsearch.loops.research.evidence import source_says as said_by
 from guardsearch.loops.research.schemas import SynthesisDraft
@@ -106,7 +111,7 @@ def answer_patch(answer: str, *source_ids: str) -> list[dict[str, object]]:
 
 
 async def form(draft: Draft, judge: SupportJudge) -> GuardResult | None:
-    if not terms(draft.flat):
+    if not terms(draft.flat) and yes_or_no(draft.flat) is None:
         return GuardResult.fail("the answer is empty: state what the sources say", "answer")
     kind = answer_kind(draft.question)
     wrong = fits_kind(draft.value.answer, kind)
@@ -146,12 +151,26 @@ def _adds_nothing(draft: Draft) -> bool:
 async def echo(draft: Draft, judge: SupportJudge) -> GuardResult | None:
     if not _adds_nothing(draft):
         return None
+    if answer_kind(draft.question) == "yesno" and yes_or_no(draft.flat) is not None:
+        return None  # its yes or no is what it adds; the claim and support checks judge it
+    if choice(draft.question) is not None:
+        return None  # "Plato": the name it picks is the question's; the comparison judges it
     sources, question = draft.sources, draft.question
     named = (
         described_subject(set(terms(draft.flat)), sources, question=question)
         or quoted_source(set(terms(draft.flat)), sources, question)
         or described_subject(set(terms(question)), sources)
     )
+    pointer = question_names(question, sources) if answer_kind(question) == "definition" else None
+    if named is None and pointer is not None:
+        # "What is Eritrea?" answered "Eritrea": what the named source says it is.
+        source_id, title, lead = pointer
+        return GuardResult.fail(
+            f"the answer only repeats the question; source {source_id}, about {title!r}, "
+            f"{answer_from(pointer)}",
+            "answer",
+            patch=answer_patch(f"{lead.rstrip('. ')} {source_id}", source_id),
+        )
     if named is not None:
         # What the answer repeats is a source's description or text: its subject is
         # that source's title.
@@ -301,9 +320,12 @@ async def comparison(draft: Draft, judge: SupportJudge) -> GuardResult | None:
     what they give, with both facts cited (a patch: the model's "Yes" alone cannot be
     checked, and a 0.5B model compares two years badly); otherwise the numbers the
     answer itself states decide its yes or no."""
-    if answer_kind(draft.question) != "yesno":
+    picked = choice(draft.question)
+    if answer_kind(draft.question) != "yesno" and picked is None:
         return None
     facts = comparison_facts(draft.question, draft.sources) if draft.sources else None
+    if facts is not None and picked is not None:
+        return _chosen(draft, decided(draft.question, facts), facts)
     if facts is not None:
         answer = decided(draft.question, facts)
         verdict = re.match(r"\W*(yes|no)\b", draft.flat, re.I)
@@ -330,6 +352,49 @@ async def comparison(draft: Draft, judge: SupportJudge) -> GuardResult | None:
         f"the numbers in your answer say {right}, not {said.capitalize()}: answer {right}, "
         "with the same sources",
         "answer",
+    )
+
+
+def _chosen(draft: Draft, answer: str, facts: tuple[Fact, Fact]) -> GuardResult | None:
+    """ "Which is older, A or B?": a draft naming the side the facts pick, and not the
+    other, goes on to the support check; any other is repaired to that side, with both
+    facts cited."""
+    winner = answer.split(":", 1)[0]
+    loser = next((f.name for f in facts if f.name != winner), "")
+    # Its lead ("Plato: ...", "Plato [1]; ...") names the choice; the facts may follow.
+    said = set(terms(re.split(r"[:;\[]", draft.flat, maxsplit=1)[0]))
+    if set(terms(winner)) <= said and not (loser and set(terms(loser)) <= said):
+        return None
+    return GuardResult.fail(
+        f"the sources decide it: {answer}",
+        "answer",
+        patch=answer_patch(answer, *(f.source_id for f in facts)),
+    )
+
+
+async def claim(draft: Draft, judge: SupportJudge) -> GuardResult | None:
+    """A yes/no question stating one claim ("Is Paris the capital of France?") that a
+    retrieved source decides (`claim_verdict`): a draft with the sources' yes or no
+    goes on to the support check; any other is repaired to that yes or no with the
+    clause that decides it, cited. Undecided claims are left to the other checks."""
+    if not draft.sources:
+        return None
+    found = claim_verdict(draft.question, draft.sources)
+    if found is None:
+        return None
+    right = "Yes" if found.truth else "No"
+    if (yes_or_no(draft.flat) or "").capitalize() == right:
+        return None
+    source = draft.sources[found.source_id]
+    title = bare_title(source.title) if isinstance(source, Source) else ""
+    clause = found.clause
+    if title and not set(terms(title)) <= set(terms(clause)):
+        clause = f"{title}: {clause}"
+    answer = f"{right}: {clause} {found.source_id}"
+    return GuardResult.fail(
+        f"the sources decide it: source {found.source_id} says {found.clause!r}; answer {right}",
+        "answer",
+        patch=answer_patch(answer, found.source_id),
     )
 
 
@@ -374,13 +439,17 @@ CHECKS: Sequence[tuple[str, Check]] = (
     # Two retrieved facts decide a comparison: before a bare "No" reads as an echo, or a
     # bare "Yes" is sent back for the facts.
     ("comparison", comparison),
+    # A yes/no question's one claim, decided by the clause of a source that states it.
+    ("claim", claim),
+    # A list is judged by the items the sources name before an echo is: a draft that
+    # names only the subject ("Saudi Arabia") is repaired to the items, not refused.
+    ("list", listed),
     # An echo or a subject question is repaired to a source's title before its form is
     # judged: "capital telangana" for "Which subject is described as: Capital of
     # Telangana?" becomes "Hyderabad", a name of the form asked.
     ("echo", echo),
     ("subject", subject),
     ("form", form),
-    ("list", listed),
     ("support", support),
 )
 
