@@ -69,7 +69,7 @@ def root_row(task: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
     root = out["phases"][0]
     phase = {k: root[k] for k in ("succeeded", "termination", "plan", "verdicts")}
     tree = [n for n in out["tree"] if not str(n["id"]).startswith("refine:")]
-    mine = out | phase | {"calls": root["calls"], "tree": tree}
+    mine = out | phase | {"calls": root["calls"], "tree": tree, "phases": [root]}
     return _row(task, "single", mine, round(root["seconds"], 1)) | {"derived": "search root"}
 
 
@@ -91,7 +91,15 @@ def _row(
         "plan": out["plan"],
         "spec": out["spec"],
         # What steered the run: each judged node's step, verdict and feedback (short).
-        "trail": [[n["step"], n["passed"], n["feedback"][:300]] for n in out["tree"]],
+        "trail": [
+            [n["step"], n["passed"], n["feedback"][:300], n.get("fix", "")[:200]]
+            for n in out["tree"]
+        ],
+        # The free search's phases: calls, best score, which won (free_search.py).
+        "phases": [
+            {k: p[k] for k in ("phase", "calls", "best_score", "won")}
+            for p in out.get("phases", [])
+        ],
         **verdict,
     }
 

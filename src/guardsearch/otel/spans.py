@@ -381,11 +381,6 @@ class SpanView:
             "granted_completion_tokens": d.get("completion_tokens"),
         }
 
-    def reserve(self, reservation: Any, figures: dict[str, Any]) -> None:
-        """The budget figures of a reservation whose events were not delivered (the run's
-        process kept them: otel/forward.py)."""
-        self._reserved[reservation] = figures
-
     def _budget_reconcile(self, event: Event, now: int) -> None:
         figures = self._reserved.get(event.data.get("reservation"))
         if figures is not None:
