@@ -51,11 +51,31 @@ def done_rows() -> list[dict[str, Any]]:
     return [json.loads(x) for x in ROWS.read_text(encoding="utf-8").splitlines() if x]
 
 
-async def run_one(task: dict[str, Any], pipeline: str, model: Any, budget: int) -> dict[str, Any]:
+async def run_one(
+    task: dict[str, Any], pipeline: str, model: Any, budget: int
+) -> tuple[dict[str, Any], dict[str, Any]]:
     from guardsearch.apps.plan import plan_problem
 
     started = time.perf_counter()
     out = await plan_problem(None, task=task["task"], pipeline=pipeline, model=model, budget=budget)
+    return _row(task, pipeline, out, round(time.perf_counter() - started, 1)), out
+
+
+def root_row(task: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
+    """The `single` row a free search's root phase gives: the root makes the requests
+    `single` makes at 3 calls (test_a_free_search_starts_from_the_single_shot_...), so
+    with a model that answers a request the same way every time its outcome is single's.
+    Marked `derived` so the report says so."""
+    root = out["phases"][0]
+    phase = {k: root[k] for k in ("succeeded", "termination", "plan", "verdicts")}
+    tree = [n for n in out["tree"] if not str(n["id"]).startswith("refine:")]
+    mine = out | phase | {"calls": root["calls"], "tree": tree, "phases": [root]}
+    return _row(task, "single", mine, round(root["seconds"], 1)) | {"derived": "search root"}
+
+
+def _row(
+    task: dict[str, Any], pipeline: str, out: dict[str, Any], seconds: float
+) -> dict[str, Any]:
     verdict = judge(task, out["plan"])
     return {
         "id": task["id"],
@@ -64,14 +84,22 @@ async def run_one(task: dict[str, Any], pipeline: str, model: Any, budget: int) 
         "succeeded": out["succeeded"],
         "termination": out["termination"],
         "calls": out["calls"],
-        "seconds": round(time.perf_counter() - started, 1),
+        "seconds": seconds,
         "spec_kind": (out["spec"] or {}).get("kind"),
         "spec_recall": spec_recall(task, out["spec"]),
         "failed_checks": [v["check"] for v in out["verdicts"] if not v["passed"]],
         "plan": out["plan"],
         "spec": out["spec"],
         # What steered the run: each judged node's step, verdict and feedback (short).
-        "trail": [[n["step"], n["passed"], n["feedback"][:300]] for n in out["tree"]],
+        "trail": [
+            [n["step"], n["passed"], n["feedback"][:300], n.get("fix", "")[:200]]
+            for n in out["tree"]
+        ],
+        # The free search's phases: calls, best score, which won (free_search.py).
+        "phases": [
+            {k: p[k] for k in ("phase", "calls", "best_score", "won")}
+            for p in out.get("phases", [])
+        ],
         **verdict,
     }
 
@@ -105,21 +133,29 @@ def run(args: argparse.Namespace) -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     code = _commit()
+    if args.single_from_root:
+        # The single rows come from the searches' roots (root_row), not runs of their own.
+        todo = [(t, p) for t, p in todo if p == "search"]
     for task, pipeline in todo:
         if args.minutes and time.monotonic() - started > 60 * args.minutes:
             print("time is up: the rest waits for the next piece", file=sys.stderr)
             break
         budget = args.budget if pipeline != "single" else args.single_budget
-        row = asyncio.run(run_one(task, pipeline, model, budget))
-        row |= {"model": args.model, "split": halves[task["id"]], "budget": budget, "code": code}
-        with ROWS.open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-        print(
-            f"{task['id']:<28} {pipeline:<7} ok={row['succeeded']!s:<5} "
-            f"cov={row['coverage']:.2f} rep={row['repeats']} calls={row['calls']} "
-            f"{row['seconds']}s",
-            file=sys.stderr,
-        )
+        row, out = asyncio.run(run_one(task, pipeline, model, budget))
+        rows = [row]
+        if args.single_from_root and (task["id"], "single", args.model) not in seen:
+            rows.append(root_row(task, out) | {"budget": args.single_budget})
+        for one in rows:
+            one |= {"model": args.model, "split": halves[task["id"]], "code": code}
+            one.setdefault("budget", budget)
+            with ROWS.open("a", encoding="utf-8") as fh:
+                fh.write(json.dumps(one, ensure_ascii=False) + "\n")
+            print(
+                f"{task['id']:<28} {one['pipeline']:<7} ok={one['succeeded']!s:<5} "
+                f"cov={one['coverage']:.2f} rep={one['repeats']} calls={one['calls']} "
+                f"{one['seconds']}s",
+                file=sys.stderr,
+            )
 
 
 # --- the report --------------------------------------------------------------------
@@ -173,9 +209,7 @@ def paired(rows: list[dict[str, Any]], a: str, b: str) -> dict[str, Any]:
 def report(args: argparse.Namespace) -> None:
     by_id = {t["id"]: t for t in tasks()}
     # Judged again from the stored plans, so the report follows the judgement as it is.
-    rows = [
-        r | judge(by_id[r["id"]], r["plan"]) for r in done_rows() if r["model"] == args.model
-    ]
+    rows = [r | judge(by_id[r["id"]], r["plan"]) for r in done_rows() if r["model"] == args.model]
     groups: dict[str, Any] = {}
     for half in ("tune", "heldout"):
         for pipe in sorted({r["pipeline"] for r in rows}):
@@ -268,6 +302,12 @@ def main() -> None:
     r.add_argument("--budget", type=int, default=12, help="calls for search")
     r.add_argument("--single-budget", type=int, default=3, help="calls for single")
     r.add_argument("--model", default="embedded")
+    r.add_argument(
+        "--single-from-root",
+        action="store_true",
+        help="take each single row from the search's root phase (same requests) "
+        "instead of a run of its own",
+    )
     p = sub.add_parser("report")
     p.add_argument("--model", default="embedded")
     args = parser.parse_args()

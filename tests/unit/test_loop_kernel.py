@@ -4,11 +4,20 @@ from __future__ import annotations
 
 import pytest
 
-from guardsearch import Budget, BudgetExceeded, ConfigError, ModelError, StepFailed, Usage
+from guardsearch import (
+    Budget,
+    BudgetExceeded,
+    ConfigError,
+    ModelError,
+    MoveSpace,
+    StepFailed,
+    Usage,
+    run_search_sync,
+)
 from guardsearch.core.errors import ReplayMiss, RunError, StoreError
 from guardsearch.core.events import Trace
 from guardsearch.core.outcome import CORE_STOP_REASONS, new_run_id, stop_reason_for
-from guardsearch.loops.kernel import FIXED_FIELDS, Kernel, Stop, phase_record
+from guardsearch.kernel import FIXED_FIELDS, Kernel, Stop, phase_record
 from guardsearch.models.scripted import ScriptedModel
 
 
@@ -126,3 +135,36 @@ def test_a_run_may_start_its_clock_before_the_kernel_exists() -> None:
     clock = Clock()
     k = kernel(clock=clock, started=clock.now - 2)  # e.g. the request's checks took 2 s
     assert k.elapsed() == 2
+
+
+def test_every_run_opens_with_run_start_and_ends_with_run_end() -> None:
+    """One vocabulary for every run: a loop's run_start comes by itself before its first
+    phase (or its end); a search's says its strategy (search/run.py calls `start`)."""
+    trace = Trace()
+    loop = kernel(trace=trace, run_id="r1")
+    loop.phase("plan")
+    loop.phase("act")
+    loop.finish("success")
+    assert [(e.kind, e.step) for e in trace.events] == [
+        ("run_start", "demo"),
+        ("phase", "demo"),
+        ("phase", "demo"),
+        ("run_end", "demo"),
+    ]
+    assert {e.data["run_id"] for e in trace.events} == {"r1"}
+    empty = Trace()
+    kernel(trace=empty).finish("invalid_request")  # refused before any phase
+    assert [e.kind for e in empty.events] == ["run_start", "run_end"]
+    searched = Trace()
+    run_search_sync(  # a search on the same kernel: its start carries the strategy
+        MoveSpace(
+            objective="reach 8", start=5, moves={"+3": lambda n: n + 3}, goal=lambda n: n == 8
+        ),
+        strategy="bfs",
+        model=ScriptedModel(["+3"]),
+        trace=searched,
+    )
+    first, last = searched.events[0], searched.events[-1]
+    assert (first.kind, first.step, first.data["strategy"]) == ("run_start", "search", "bfs")
+    assert (last.kind, last.step, last.data["stop_reason"]) == ("run_end", "search", "success")
+    assert first.data["run_id"] == last.data["run_id"]

@@ -5,14 +5,18 @@ the same), at a lower priority than the run. It replays each traced run's events
 a `SpanView`, each event in the context (`contextvars.Context`) of the task or thread
 that emitted it, copied from its creator's as asyncio copies a task's, so the view
 finds the same open span it would have found in the run's process. The spans go to
-the SDK's batching processor and OTLP/HTTP exporter. At the end of its input (the run's
-process closed the pipe, or died) it ends what is still open and exports everything.
+the SDK's batching processor and OTLP/HTTP exporter. It reads the frames as they come,
+and replays them while the run's process is idle (otel/pacing.py says when). At the end
+of its input (the run's process closed the pipe, or died) it ends what is still open
+and exports everything.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import os
+import select
 import sys
 import time
 from contextvars import Context
@@ -23,9 +27,10 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
 from guardsearch.core.events import Event
+from guardsearch.otel import pacing
 from guardsearch.otel.recorder import Recorder
 from guardsearch.otel.spans import RunIds, SpanView
-from guardsearch.otel.wire import Record, frames, readable_span
+from guardsearch.otel.wire import FrameReader, Record, readable_span
 
 NICENESS = 19  # the lowest: exporting may lag behind a busy machine, the run should not
 
@@ -61,7 +66,9 @@ class Replay:
         return None
 
     def _event(self, record: Record) -> None:
-        key, token, seq, kind, at, step, node, data, now, extra = record
+        key, token, seq, kind, at, step, node, data = record[:8]
+        # when it was emitted: as sent, else its `at` (the trace's clock is the wall's)
+        now, extra = record[8:] if len(record) > 8 else (None, None)
         view = self.views.get(key)
         if view is None:
             view = self.views[key] = SpanView(self.recorder, None)
@@ -69,14 +76,10 @@ class Replay:
         if context is None:
             context = self.contexts[token] = Context()
         view.preset = None
-        if extra is not None:
-            what, value = extra
-            if what == "run":  # the run span's ids, made (and recorded) by the run
-                view.preset = RunIds(*value)
-            elif what == "budget":  # its reservation's figures (otel/forward.py)
-                view.reserve(data.get("reservation"), value)
+        if extra is not None and extra[0] == "run":
+            view.preset = RunIds(*extra[1])  # the run span's ids, made (and recorded) there
         event = Event(seq=seq, kind=kind, at=at, step=step, node=node, data=data)
-        context.run(view, event, now)
+        context.run(view, event, now if now is not None else int(at * 1e9))
         view.preset = None
 
     def close_all(self, why: str) -> None:
@@ -100,6 +103,85 @@ def _queue_size() -> int:
         return 2048
 
 
+class Pump:
+    """Reads the frames as they come and replays them when `otel/pacing.py` says: while
+    the run's process is idle, or when they have waited long enough, take too much room,
+    or a flush or the end of the input is behind them."""
+
+    def __init__(
+        self, replay: Replay, provider: Any, count: _Count, reader: FrameReader, watch: Any
+    ) -> None:
+        """`watch`: a `pacing.RunWatch` on the run's process (`busy()`, `restart()`)."""
+        self.replay, self.provider, self.count = replay, provider, count
+        self.reader, self.watch = reader, watch
+        # (records, bytes, when it came, holds a flush), oldest first
+        self.backlog: collections.deque[tuple[list[Record], int, float, bool]] = collections.deque()
+        self.bytes = 0
+        self.flushes = 0  # frames in the backlog that hold a flush
+        self.max_wait, self.max_bytes = pacing.max_wait_s(), pacing.max_backlog_bytes()
+        # The batching processor drops spans beyond its queue; here the events can wait
+        # instead, so export (and wait for it) before the queue can fill.
+        self.room, self.exported = _queue_size() // 2, 0
+
+    def run(self) -> None:
+        """Until the input ends and every frame is replayed."""
+        while self.step():
+            pass
+
+    def step(self, wait_s: float | None = None) -> bool:
+        """Replay the oldest frame if it is due, then read what came (waiting up to
+        `wait_s` when nothing was due: default, until input comes, or a pacing look
+        while frames wait). False once the input ended and every frame is replayed."""
+        reader = self.reader
+        if not self.backlog and reader.ended:
+            return False
+        timeout = wait_s
+        if self.backlog and self._due():
+            self._replay_one()
+            timeout = 0.0
+        elif self.backlog and timeout is None:
+            timeout = pacing.WINDOW_S / 2
+        if not reader.ended:
+            readable, _, _ = select.select([reader.fd], [], [], timeout)
+            if readable:
+                reader.feed()
+                self._arrive(reader.take())
+        return True
+
+    def _due(self) -> bool:
+        if self.flushes or self.reader.ended or self.bytes >= self.max_bytes:
+            return True
+        if time.monotonic() - self.backlog[0][2] >= self.max_wait:
+            return True
+        return not self.watch.busy()
+
+    def _arrive(self, frames: list[tuple[list[Record], int]]) -> None:
+        now = time.monotonic()
+        for records, size in frames:
+            if not self.backlog:
+                self.watch.restart()
+            flush = any(record[0] == "f" for record in records)
+            self.backlog.append((records, size, now, flush))
+            self.bytes += size
+            self.flushes += flush
+
+    def _replay_one(self) -> None:
+        records, size, _, flush = self.backlog.popleft()
+        self.bytes -= size
+        self.flushes -= flush
+        for record in records:
+            number = self.replay.handle(record)
+            if number is not None:
+                self.provider.force_flush()
+                self.exported = self.count.spans
+                cpu = time.process_time()
+                sys.stdout.write(f"ack {number} {self.count.spans} {cpu:.6f}\n")
+                sys.stdout.flush()
+        if self.count.spans - self.exported >= self.room:
+            self.provider.force_flush()
+            self.exported = self.count.spans
+
+
 def main() -> None:
     with contextlib.suppress(OSError):
         os.nice(NICENESS)
@@ -112,20 +194,9 @@ def main() -> None:
     count = _Count()
     provider.add_span_processor(count)
     replay = Replay(provider, SCOPE, _version())
-    # The batching processor drops spans beyond its queue; here the pipe can wait
-    # instead, so export (and wait for it) before the queue can fill.
-    room, exported = _queue_size() // 2, 0
-    for records in frames(sys.stdin.buffer):
-        for record in records:
-            number = replay.handle(record)
-            if number is not None:
-                provider.force_flush()
-                exported = count.spans
-                sys.stdout.write(f"ack {number} {count.spans} {time.process_time():.6f}\n")
-                sys.stdout.flush()
-        if count.spans - exported >= room:
-            provider.force_flush()
-            exported = count.spans
+    run_pid = int(sys.argv[1]) if len(sys.argv) > 1 else os.getppid()
+    reader = FrameReader(sys.stdin.buffer.fileno())
+    Pump(replay, provider, count, reader, pacing.RunWatch(run_pid)).run()
     replay.close_all("process exit")
     provider.shutdown()
 

@@ -6,18 +6,20 @@ one process it all holds the GIL the run needs. So when guardsearch sets up the
 exporter itself (an OTLP endpoint in the environment, `--otel`), the spans are made in
 an export process (otel/export_process.py) at the lowest priority: this process
 appends each event, with a token for the context (asyncio task, thread) that emitted it,
-to a buffer written to the export process in batches (otel/wire.py) without blocking,
-and makes only what must be known here: a run span's ids (recorded in the trace, for a
-resumed run's links; continuing the caller's span) and the spans other instrumentation
-makes with the global provider (an HTTP request's), which go over as finished spans.
+to a buffer of references (no copy: the Trace keeps its events anyway), encodes it
+(otel/wire.py) at a quiet moment and writes it to the export process without blocking
+(Channel says when), and makes only what must be known here: a run span's ids
+(recorded in the trace, for a resumed run's links; continuing the caller's span) and
+the spans other instrumentation makes with the global provider (an HTTP request's),
+which go over as finished spans.
 
-What the run still pays (benchmarks/results/otel_overhead.md): 1.5-3 µs an event, about
-+10-13 % on the zero-latency engine benchmark, against +150-220 % with the spans made in
-this process.
+What the run still pays (benchmarks/results/otel_overhead.md): about 0.3-0.5 µs an
+event while it runs, and the encoding (about 2 µs an event) when it is quiet.
 """
 
 from __future__ import annotations
 
+import asyncio.tasks
 import collections
 import contextlib
 import itertools
@@ -27,6 +29,8 @@ import subprocess
 import sys
 import threading
 import time
+import types
+import typing
 import warnings
 import weakref
 from asyncio import current_task
@@ -42,18 +46,20 @@ from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 from opentelemetry.trace import SpanKind
 
 from guardsearch.core.errors import ConfigError
-from guardsearch.core.events import Event, Trace
+from guardsearch.core.events import Event, EventKind, Trace
+from guardsearch.otel import pacing
 from guardsearch.otel.wire import Record, frame, span_record
 
 BATCH = 512  # records per frame
-# The buffer is flat, three items a record: (event, trace key << 32 | context token, the
-# emitted ns, or (ns, ("run", run ids)) for a run-opening event, (ns, ("budget", figures))
-# for a model call), or (record, None, None) for any other record. No container made per
-# event outlives the emit: the garbage collector would keep going through thousands of
-# them, and it costs more than the forwarding itself.
+TICK_S = 1.0  # how often the ticker thread looks at what waits
+# The buffer is flat, three items a record: (event, trace key, context token) for most
+# events (the export process takes `event.at` for when it was emitted); (event, trace
+# key, (token, emitted ns, extra)) for those that open or end a run (extra: ("run", run
+# ids) when it opens one) and for every event of a trace with a clock of its own;
+# (record, None, None) for any other record. No container made per event outlives the
+# emit: the garbage collector would go through each of them, thousands a second, as
+# long as they are held.
 WIDTH = 3
-TOKEN_BITS = 32
-TOKEN_MASK = (1 << TOKEN_BITS) - 1
 # The emitting context's (task, token): a new task copies its creator's, and so sees a
 # mark whose task is not itself.
 _mark: ContextVar[tuple[Any, int] | None] = ContextVar("guardsearch_otel_mark", default=None)
@@ -62,18 +68,20 @@ _tokens = itertools.count(1)  # process-wide: a mark outlives a channel (tests m
 _time_ns = time.time_ns
 
 RunIdsRecord = tuple[int, int, int, tuple[int, int, bool, int] | None]
-# Events the subscriber does more with than send (Forwarder._special).
-_SPECIAL = frozenset(
-    (
-        "run_start",
-        "run_end",
-        "phase",
-        "budget_reserve",
-        "budget_reconcile",
-        "model_call",
-        "model_error",
-    )
-)
+_EVERY = frozenset(typing.get_args(EventKind))
+
+
+def _task_lookup() -> Callable[[Any], Any]:
+    """`loop -> the task it runs now` (None for no loop), the cheapest this Python has:
+    where `asyncio.current_task` is the pure-Python one (3.11), the dict it reads."""
+    tasks = getattr(asyncio.tasks, "_current_tasks", None)
+    if isinstance(current_task, types.FunctionType) and isinstance(tasks, dict):
+        return tasks.get
+
+    def task_of(loop: Any) -> Any:
+        return current_task(loop) if loop is not None else None
+
+    return task_of
 
 
 def _max_pending() -> int:
@@ -87,10 +95,28 @@ def _max_pending() -> int:
     return max(4 << 20, spans * 8 * 160)
 
 
+def _max_held() -> int:
+    """Records held here before they must be sent: the SDK's queue setting
+    (`OTEL_BSP_MAX_QUEUE_SIZE`, spans), eight events a span (16,384 by default)."""
+    try:
+        spans = int(os.environ.get("OTEL_BSP_MAX_QUEUE_SIZE", "2048"))
+    except ValueError:
+        spans = 2048
+    return max(BATCH, spans * 8)
+
+
 class Channel:
-    """The export process, and the pipe to it: records buffered here and written in
-    frames without blocking (by the thread whose record fills a frame, or a ticker thread
-    once a second); flushes answered by the process (with its span count and CPU time).
+    """The export process, and the pipe to it: records held here (a reference to each
+    event, no copy) and written in frames without blocking; flushes answered by the
+    process (with its span count and CPU time).
+
+    Encoding the records (`marshal`) costs the run's thread about as much as forwarding
+    them, so it waits for a quiet moment: a ticker thread sends what is held once a
+    second passes with no new record (the run waits for a model, a request), or once
+    the oldest has waited `OTEL_BSP_SCHEDULE_DELAY` (5 s); the thread whose record
+    makes `_max_held` sends at once; a flush or the exit sends everything. A process
+    killed outright (SIGKILL, a crash in native code) loses what was held: at most
+    those 5 s or that many events, as the SDK's own batching processor would.
 
     No thread blocks on the pipe: a writer thread woken each time the export process
     reads would take the interpreter's lock from the run, which on a busy machine then
@@ -114,7 +140,7 @@ class Channel:
         root = str(Path(__file__).resolve().parents[2])  # where `guardsearch` is
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
         env[marker] = "1"
-        command = [sys.executable, "-m", "guardsearch.otel.export_process"]
+        command = [sys.executable, "-m", "guardsearch.otel.export_process", str(os.getpid())]
         try:
             self.process = subprocess.Popen(
                 command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
@@ -153,6 +179,9 @@ class Channel:
         self._pending: collections.deque[memoryview] = collections.deque()
         self._pending_bytes = 0
         self._max_pending = _max_pending()
+        self.limit = _max_held() * WIDTH  # buffer items: records held before a send
+        self._max_wait = pacing.max_wait_s()
+        self._sends = 0  # sends so far (the ticker's way to see that records came)
         self._kept: list[bytes] = []  # with no process: the frames, for take_frames
         self.dropped = 0
         self._flushes = itertools.count(1)
@@ -167,7 +196,7 @@ class Channel:
     def put(self, record: Record) -> None:
         buffer = self.buffer
         buffer.extend((record, None, None))
-        if len(buffer) >= BATCH * WIDTH:
+        if len(buffer) >= self.limit:
             self.send()
 
     def new_token(self, task: Any, mark: tuple[Any, int] | None) -> tuple[Any, int]:
@@ -192,6 +221,7 @@ class Channel:
             self._sending.release()
 
     def _send(self, force: bool) -> None:
+        self._sends += 1
         buffer = self.buffer
         n = len(buffer)
         records = _records(buffer[:n])
@@ -208,12 +238,13 @@ class Channel:
         if not force and self._pending_bytes >= self._max_pending:
             self._drop(len(records))
             return
-        data = frame(records)
-        if self.process is None:
-            self._kept.append(data)
-            return
-        self._pending.append(memoryview(data))
-        self._pending_bytes += len(data)
+        for start in range(0, len(records), BATCH):  # frames the export process paces by
+            data = frame(records[start : start + BATCH])
+            if self.process is None:
+                self._kept.append(data)
+                continue
+            self._pending.append(memoryview(data))
+            self._pending_bytes += len(data)
 
     def _drop(self, events: int) -> None:
         self.dropped += events
@@ -257,10 +288,23 @@ class Channel:
             select.select([], [self._fd], [], min(left, 1.0))
 
     def _tick(self) -> None:
-        """Once a second: send what waits (a quiet run's last events, what the pipe
-        could not take)."""
-        while not self._stopped.wait(1.0):
-            if self._alive and (self.buffer or self._gone or self._pending):
+        """Every TICK_S: send what is held when no record came since the last look or
+        the oldest has waited long enough; write what the pipe could not take."""
+        seen, held_since = (-1, -1), 0.0
+        while not self._stopped.wait(TICK_S):
+            if not self._alive:
+                continue
+            held = len(self.buffer) + len(self._gone)
+            if not held:
+                seen = (-1, -1)
+                if self._pending:
+                    self.send()
+                continue
+            now, look = time.monotonic(), (self._sends, held)
+            if seen[0] != look[0]:  # records came after a send: they wait from now
+                held_since = now
+            quiet, seen = look == seen, look
+            if quiet or now - held_since >= self._max_wait or self._pending:
                 self.send()
 
     def take_frames(self) -> list[bytes]:
@@ -331,22 +375,26 @@ def _records(items: list[Any]) -> list[Record]:
     out: list[Record] = []
     append = out.append
     it = iter(items)
-    for event, where, when in zip(it, it, it, strict=True):
-        if where is None:
+    for event, key, token in zip(it, it, it, strict=True):
+        if key is None:
             append(event)
-            continue
-        now, extra = (when, None) if when.__class__ is int else when
-        key, token = where >> TOKEN_BITS, where & TOKEN_MASK
-        d = event
-        append((key, token, d.seq, d.kind, d.at, d.step, d.node, d.data, now, extra))
+        elif token.__class__ is int:
+            d = event
+            append((key, token, d.seq, d.kind, d.at, d.step, d.node, d.data))
+        else:
+            d = event
+            append((key, token[0], d.seq, d.kind, d.at, d.step, d.node, d.data, *token[1:]))
     return out
+
+
+def _no_stamp() -> None:
+    """No time of its own: the event's `at` says when it was emitted."""
+    return None
 
 
 class Forwarder:
     """A Trace subscriber (`receive`) that sends each event, and where it was emitted, to
-    the export process. It makes a run span's ids here (see the module doc), and keeps
-    budget reservations to itself: their figures go with the model call they were for
-    (all the span view uses them for), two events fewer to send per call."""
+    the export process. It makes a run span's ids here (see the module doc)."""
 
     def __init__(self, channel: Channel, tracer: Any, trace: Trace) -> None:
         self._put = channel.put
@@ -356,29 +404,39 @@ class Forwarder:
         self._trace = weakref.ref(trace)
         self._key = next(_keys)
         self._open_runs: set[Any] = set()  # kernel runs (phase events) still open
-        self._reserved: dict[Any, dict[str, Any]] = {}  # reservation -> budget figures
         self._off = False
-        self.receive = self._receiver()
+        self._stamp: Callable[[], int | None] = _no_stamp  # when an event was emitted
+        self.receive = self._receiver(trace)
 
-    def _receiver(self) -> Callable[[Event], None]:
+    def _receiver(self, trace: Trace) -> Callable[[Event], None]:
         """The subscriber: a closure, the cheapest call there is for the common event."""
         extend, buffer, send = self._channel.buffer.extend, self._channel.buffer, self._channel.send
-        new_token, special, where = self._channel.new_token, self._special, self._key << TOKEN_BITS
-        limit = BATCH * WIDTH
+        new_token, key = self._channel.new_token, self._key
+        task_of, limit = _task_lookup(), self._channel.limit
+        handlers: dict[str, Callable[[Event, int], None]] = {
+            "run_start": self._run,
+            "run_end": self._run,  # a loop's end closes its run here too
+            "phase": self._run,
+        }
+        if getattr(trace, "_clock", None) is not time.time:
+            # A trace on another clock (tests): each event says when it came, not `at`.
+            self._stamp = _time_ns
+            handlers = {kind: handlers.get(kind, self._timed) for kind in _EVERY}
+        special = handlers.get
 
         def receive(event: Event) -> None:
             if self._off:
                 return
             try:
-                loop = _get_running_loop()
-                task = current_task(loop) if loop is not None else None
+                task = task_of(_get_running_loop())
                 mark = _mark.get()
                 if mark is None or mark[0] is not task:
                     mark = new_token(task, mark)
-                if event.kind in _SPECIAL:
-                    special(event, where | mark[1])
+                handler = special(event.kind)
+                if handler is not None:
+                    handler(event, mark[1])
                     return
-                extend((event, where | mark[1], _time_ns()))
+                extend((event, key, mark[1]))
                 if len(buffer) >= limit:
                     send()
             except Exception as exc:
@@ -393,31 +451,17 @@ class Forwarder:
 
         return receive
 
-    def _special(self, event: Event, where: int) -> None:
-        """Runs, budget reservations and the model calls they are for."""
-        d, kind = event.data, event.kind
-        if kind == "budget_reserve":
-            self._reserved[d.get("reservation")] = {
-                "reserved_prompt_tokens": d.get("prompt_tokens"),
-                "granted_completion_tokens": d.get("completion_tokens"),
-            }
-            return
-        if kind == "budget_reconcile":
-            figures = self._reserved.get(d.get("reservation"))
-            if figures is not None:
-                figures["refund_tokens"] = d.get("refund_tokens")
-            return
-        extra: tuple[str, Any] | None = None
-        run = None
-        if kind in ("model_call", "model_error"):
-            figures = self._reserved.pop(d.get("reservation"), None)
-            extra = ("budget", figures) if figures is not None else None
-        else:
-            run = self._run_ids(event)
-            extra = ("run", run) if run is not None else None
-        self._channel.buffer.extend((event, where, (_time_ns(), extra)))
+    # The events the subscriber does more with: those that open or end a run.
+
+    def _run(self, event: Event, token: int) -> None:
+        run = self._run_ids(event)
+        extra = ("run", run) if run is not None else None
+        self._channel.buffer.extend((event, self._key, (token, self._stamp(), extra)))
         if run is not None:
             self._record(event, run)
+
+    def _timed(self, event: Event, token: int) -> None:
+        self._channel.buffer.extend((event, self._key, (token, _time_ns(), None)))
 
     def close_all(self, why: str) -> None:
         """End the trace's open spans (it was dropped, or the process exits)."""
@@ -439,8 +483,9 @@ class Forwarder:
                 return None
             self._open_runs.add(run_id)
             family = event.step
-        else:
-            run_id, family = d.get("run_id", ""), "search"
+        else:  # run_start: a search's, or a loop's (its family is the step)
+            run_id, family = d.get("run_id", ""), event.step or "search"
+            self._open_runs.add(run_id)
         return self._make(family, str(run_id))
 
     def _make(self, family: str, run_id: str) -> RunIdsRecord:

@@ -226,10 +226,10 @@ class SpanView:
         d = event.data
         attrs = genai.flat("guardsearch", d, skip=("run_id", "options"))
         attrs.update(genai.flat("guardsearch.option", d.get("options") or {}))
-        self._open_run("search", str(d.get("run_id", "")), attrs, now)
+        self._open_run(event.step or "search", str(d.get("run_id", "")), attrs, now)
 
     def _run_end(self, event: Event, now: int) -> None:
-        if event.step:  # a loop's (the kernel's `finish`): its family is the step
+        if event.step not in ("", "search"):  # a loop's: its family is the step
             self._loop_end(event, now)
             return
         run = self._innermost_run("search")
@@ -380,11 +380,6 @@ class SpanView:
             "reserved_prompt_tokens": d.get("prompt_tokens"),
             "granted_completion_tokens": d.get("completion_tokens"),
         }
-
-    def reserve(self, reservation: Any, figures: dict[str, Any]) -> None:
-        """The budget figures of a reservation whose events were not delivered (the run's
-        process kept them: otel/forward.py)."""
-        self._reserved[reservation] = figures
 
     def _budget_reconcile(self, event: Event, now: int) -> None:
         figures = self._reserved.get(event.data.get("reservation"))

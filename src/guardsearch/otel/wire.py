@@ -4,8 +4,11 @@ A frame is a 4-byte big-endian length and a `marshal`ed list of records (marshal
 cheapest encoding of plain Python values, about 0.5 µs an event, and both ends are the
 same Python). A record is a tuple:
 
-- an event: `(trace key, context token, seq, kind, at, step, node, data, emitted ns,
-  run ids or None)`: the first item is an int;
+- an event: `(trace key, context token, seq, kind, at, step, node, data)`, the first
+  item an int; emitted at `at` (the trace's clock is the wall clock). The events that
+  open or end a run, and every event of a trace on a clock of its own, add
+  `(emitted ns or None, extra)`: extra is `("run", run ids)` for an event that opens a
+  run span, else None;
 - `("t", token, parent token)`: a new context (an asyncio task, a thread), copied from
   its parent's (0: none);
 - `("x", token)`: that context is gone;
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import json
 import marshal
+import os
 import struct
 from collections.abc import Iterator
 from typing import IO, Any
@@ -62,6 +66,40 @@ def frames(stream: IO[bytes]) -> Iterator[list[Record]]:
             return
         records: list[Record] = marshal.loads(body)
         yield records
+
+
+class FrameReader:
+    """Frames from a file descriptor, read as they come without blocking: `feed` takes
+    what the pipe holds, `take` the record lists of the frames complete so far."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.ended = False
+        self._data = bytearray()
+        self._ready: list[tuple[list[Record], int]] = []
+
+    def feed(self) -> None:
+        """Read what is there (call when `select` says so); at the end, `ended`."""
+        chunk = os.read(self.fd, 1 << 20)
+        if not chunk:
+            self.ended = True
+            return
+        data = self._data
+        data += chunk
+        start = 0
+        while len(data) - start >= HEADER.size:
+            (size,) = HEADER.unpack_from(data, start)
+            end = start + HEADER.size + size
+            if end > len(data):
+                break
+            self._ready.append((marshal.loads(data[start + HEADER.size : end]), size))
+            start = end
+        del data[:start]
+
+    def take(self) -> list[tuple[list[Record], int]]:
+        """The complete frames read since the last take: (records, bytes) each."""
+        ready, self._ready = self._ready, []
+        return ready
 
 
 def _context(ctx: SpanContext | None) -> tuple[int, int, bool, int] | None:

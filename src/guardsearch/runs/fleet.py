@@ -18,8 +18,9 @@ the memo work exactly as on one machine. What a fleet adds:
   (the worker died after the end was written) returns it as it is.
 - **Backpressure.** Runs are queued per model endpoint in a named Ray actor
   (`EndpointSlots`): at most `per_endpoint` runs against one endpoint hold a slot,
-  first come first served, and a run's task is only submitted once it holds one, so
-  a queued run waits in the store as `created` without taking a worker.
+  first come first served (`execute_all` lines its runs up in the order given), and a
+  run's task is only submitted once it holds one, so a queued run waits in the store
+  as `created` without taking a worker.
 - **Cancel and pause** need nothing new: `runs cancel` of a queued run cancels it
   (its task then finds it changed and does nothing); of a running run, it leaves a
   request the worker sees at its next checkpoint. A run that pauses ends its task;
@@ -210,20 +211,43 @@ class EndpointSlots:
         self.held: dict[str, dict[str, float]] = {}  # endpoint -> run id -> expiry
         self.waiting: dict[str, list[tuple[str, asyncio.Future[None]]]] = {}
 
+    async def enqueue(
+        self, endpoint: str, run_ids: Sequence[str], limit: int, ttl: float = SLOT_TTL
+    ) -> None:
+        """Line `run_ids` up for `endpoint` in the order given, in one call.
+
+        Ray runs an async actor's calls in no set order, even calls from one caller, so
+        concurrent `acquire`s of a batch would take their places at random. A submitter
+        lines its batch up here first; each run's `acquire` then waits for its place."""
+        for run_id in run_ids:
+            self._line_up(endpoint, run_id, limit, ttl)
+
     async def acquire(self, endpoint: str, run_id: str, limit: int, ttl: float = SLOT_TTL) -> int:
-        """Wait for a slot; returns how many runs hold one on `endpoint` now."""
+        """Wait for a slot (keeping the place `enqueue` gave the run, if it has one);
+        returns how many runs hold one on `endpoint` now."""
+        future = self._line_up(endpoint, run_id, limit, ttl)
+        while future is not None and not future.done():
+            await asyncio.wait({future}, timeout=ttl)
+            self._expire(endpoint, limit, ttl)
+        return len(self.held[endpoint])
+
+    def _line_up(
+        self, endpoint: str, run_id: str, limit: int, ttl: float
+    ) -> asyncio.Future[None] | None:
+        """Give `run_id` a slot now (None) or its place in line (the future that a free
+        slot completes). A run that holds a slot or is in line already keeps it."""
         held = self.held.setdefault(endpoint, {})
         queue = self.waiting.setdefault(endpoint, [])
         self._expire(endpoint, limit, ttl)
         if run_id in held or (len(held) < limit and not queue):
             held[run_id] = time.monotonic() + ttl
-            return len(held)
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            return None
+        for waiter, future in queue:
+            if waiter == run_id:
+                return future
+        future = asyncio.get_running_loop().create_future()
         queue.append((run_id, future))
-        while not future.done():
-            await asyncio.wait({future}, timeout=ttl)
-            self._expire(endpoint, limit, ttl)
-        return len(held)
+        return future
 
     def renew(self, endpoint: str, run_id: str, ttl: float = SLOT_TTL) -> None:
         held = self.held.setdefault(endpoint, {})
@@ -231,7 +255,13 @@ class EndpointSlots:
             held[run_id] = time.monotonic() + ttl
 
     def release(self, endpoint: str, run_id: str, limit: int, ttl: float = SLOT_TTL) -> None:
+        """The run neither holds nor waits for a slot any more (a run lined up by
+        `enqueue` whose submission failed before it asked leaves the line)."""
         self.held.setdefault(endpoint, {}).pop(run_id, None)
+        queue = self.waiting.setdefault(endpoint, [])
+        for waiter, future in [w for w in queue if w[0] == run_id]:
+            queue.remove((waiter, future))
+            future.cancel()
         self._expire(endpoint, limit, ttl)
 
     def _expire(self, endpoint: str, limit: int, ttl: float) -> None:
@@ -391,6 +421,21 @@ class RayFleet(RunExecutor):
             )
         return await self.run(store_url, run_id, human_input=ask.human_input, budget=ask.budget)
 
+    async def _line_up(self, records: Sequence[RunRecord]) -> None:
+        """Put the runs in line for their endpoints' slots in the order given, before
+        any of them asks for its slot, so they are served in that order. (A run whose
+        spec names no model is left out: `run` reports its error.)"""
+        by_endpoint: dict[str, list[str]] = {}
+        for record in records:
+            try:
+                endpoint = endpoint_of(RunSpec.from_dict(record.spec).model)
+            except GuardsearchError:
+                continue
+            by_endpoint.setdefault(endpoint, []).append(record.id)
+        slots, _ = self._remote()
+        for endpoint, run_ids in by_endpoint.items():
+            await slots.enqueue.remote(endpoint, run_ids, self.limit)
+
     def execute_all(
         self, store_url: str, run_ids: Sequence[str]
     ) -> list[RunRecord | GuardsearchError]:
@@ -400,6 +445,7 @@ class RayFleet(RunExecutor):
         records = _read(store_url, run_ids)  # one connection, however many runs
 
         async def all_runs() -> list[RunRecord | GuardsearchError]:
+            await self._line_up(records)
             done = await asyncio.gather(
                 *(self.run(store_url, r.id, record=r) for r in records), return_exceptions=True
             )

@@ -2,8 +2,10 @@
 
     result = await search(space, strategy="astar", model=model, budget=30)
 
-The driver owns what no strategy should repeat: building the root, the budget and
-trace (through `Metered`), making the search's model the one model-backed guards use,
+The driver owns what no strategy should repeat: building the root, the run's shell
+(the run kernel, kernel.py, as every loop has: the run id, the budget and trace through
+`Metered`, the clock, `run_start` and `run_end`), making the search's model the one
+model-backed guards use,
 cooperative cancellation, turning `BudgetExceeded` into `budget_exhausted`, calling
 `on_expansion(state)` after every step that expanded or set `state.checkpoint_due`
 (where a durable store plugs in), resuming from a saved state, and assembling the
@@ -21,9 +23,11 @@ from guardsearch.core.budget import Budget, BudgetLike
 from guardsearch.core.digest import stable_digest
 from guardsearch.core.errors import BudgetExceeded, ConfigError
 from guardsearch.core.events import Trace
-from guardsearch.core.outcome import new_run_id
+from guardsearch.core.outcome import stop_reason_for
+from guardsearch.core.steering import Steering
 from guardsearch.core.usage import ZERO
 from guardsearch.guards.evaluator import using_model
+from guardsearch.kernel import Kernel
 from guardsearch.models.base import Model
 from guardsearch.models.metered import Metered
 from guardsearch.search.expand import Checkpoint, Engine, EngineOptions
@@ -114,10 +118,10 @@ async def search(
     if that budget is unused). `run_id` names the run in its result (default: a new id).
     """
     started = time.perf_counter()
-    run_id = run_id or new_run_id()
     strat = get_strategy(strategy)
     engine_options, strategy_options = split_options(strat, options)
-    metered = _metered(model, budget, trace)
+    kernel = Kernel("search", _metered(model, budget, trace), run_id=run_id, started=started)
+    metered = kernel.metered
     state = _starting_state(space, strat.name, resume)
     if resume is not None and metered.budget.used == ZERO and state.usage != ZERO:
         # A fresh budget on resume covers the whole run: what was spent counts.
@@ -132,9 +136,7 @@ async def search(
 
     termination: Termination | None = None
     with using_model(metered):
-        metered.trace.emit(
-            "run_start",
-            run_id=run_id,
+        kernel.start(
             strategy=strat.name,
             resumed=resume is not None,
             options={k: _show(v) for k, v in options.items()},
@@ -163,8 +165,7 @@ async def search(
             await engine.close(wait=False)
             sync_usage()
             state.termination = "cancelled"
-            used = state.usage.as_dict()
-            metered.trace.emit("run_end", run_id=run_id, termination="cancelled", used=used)
+            _finish(kernel, state, "cancelled", termination="cancelled")
             await _call(on_expansion, state)
             raise
         except BaseException as exc:
@@ -172,13 +173,8 @@ async def search(
             # (paid anyway; a durable run keeps their answers) unless it is interrupted.
             await engine.close(wait=isinstance(exc, Exception))
             sync_usage()
-            metered.trace.emit(
-                "run_end",
-                run_id=run_id,
-                termination=None,
-                error=type(exc).__name__,
-                used=state.usage.as_dict(),
-            )
+            why = stop_reason_for(exc)
+            _finish(kernel, state, why, termination=None, error=type(exc).__name__)
             raise
         # Prefetched calls no expansion asked for (the search ended first): the waiting
         # ones are cancelled, those under way awaited and booked before the usage is final.
@@ -186,7 +182,7 @@ async def search(
         state.termination = termination
         sync_usage()
         await _call(on_expansion, state)
-        return _ended(engine, space, run_id, time.perf_counter() - started)
+        return _ended(engine, space, kernel)
 
 
 def _starting_state(
@@ -202,21 +198,28 @@ def _starting_state(
     return state
 
 
-def _ended(engine: Engine, space: SearchSpace, run_id: str, seconds: float) -> SearchResult:
+def _ended(engine: Engine, space: SearchSpace, kernel: Kernel) -> SearchResult:
     """The result of a search that ended, and its `run_end` event."""
     state = engine.state
-    result = result_of(state, space, run_id=run_id, seconds=seconds, trace=engine.trace)
-    engine.trace.emit(
-        "run_end",
-        run_id=run_id,
+    seconds = kernel.elapsed()
+    result = result_of(state, space, run_id=kernel.run_id, seconds=seconds, trace=kernel.trace)
+    _finish(
+        kernel,
+        state,
+        result.stop_reason,
         termination=state.termination,
         succeeded=result.succeeded,
         expansions=state.expansions,
         nodes=len(state.tree),
-        used=state.usage.as_dict(),
-        steering=result.steering.as_dict(),
     )
     return result
+
+
+def _finish(kernel: Kernel, state: SearchState, stop_reason: str, **data: Any) -> None:
+    """The search's `run_end`: the kernel's, with the state's usage and steering counts
+    (what a resumed search saved counts on)."""
+    steering = Steering.from_dict(state.steering).as_dict()
+    kernel.finish(stop_reason, used=state.usage.as_dict(), steering=steering, **data)
 
 
 def _show(value: Any) -> Any:

@@ -9,7 +9,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from guardsearch.core.errors import ConfigError
 from guardsearch.core.events import Trace
 from guardsearch.core.outcome import new_run_id
-from guardsearch.loops.kernel import phase_record
+from guardsearch.kernel import phase_record
 from guardsearch.loops.research.schemas import AgentResponse, ErrorResponse
 from guardsearch.server.errors import not_found, respond
 from guardsearch.server.jobs import Job

@@ -14,7 +14,7 @@ from fastapi import Request
 from guardsearch.core.budget import Budget
 from guardsearch.core.errors import ConfigError
 from guardsearch.core.events import Event, Trace
-from guardsearch.loops.kernel import phase_record
+from guardsearch.kernel import phase_record
 from guardsearch.loops.research import ResearchLoop, ResearchRun
 from guardsearch.loops.research.config import ResearchConfig
 from guardsearch.loops.research.schemas import AgentResponse, ErrorResponse

@@ -48,6 +48,7 @@ class Received:
                                 ],
                                 "scope": scope_spans.scope.name,
                                 "resource": resource,
+                                "status": span.status.code,  # 0 unset, 1 ok, 2 error
                             }
                         )
         return out

@@ -314,21 +314,122 @@ async def test_a_free_plan_that_leaves_out_the_garden_never_succeeds() -> None:
             assert "in our garden (say 'garden')" in failed["constraints"]
 
 
-async def test_a_free_search_retries_its_plan_in_place_and_keeps_the_fullest() -> None:
-    # A free task's plan feedback is about the plan's own steps: the search retries the
-    # plan (5 attempts) instead of regenerating recon or strategy, and when none passes
-    # it returns the plan that addresses most constraints, not the one with fewest faults.
+def by_schema(plans: list[str], steps: list[str]) -> ScriptedModel:
+    """A scripted model answering a whole-plan request from `plans` and a step edit's
+    (free_refine.py) from `steps`, each in order."""
+
+    def answer(request: ModelRequest) -> str:
+        whole = "steps" in (request.json_schema or {}).get("properties", {})
+        return (plans if whole else steps).pop(0)
+
+    return ScriptedModel(answer)
+
+
+def edit_prompt(request: ModelRequest) -> str:
+    return " ".join(m.content for m in request.messages)
+
+
+async def test_a_free_search_starts_from_the_single_shot_and_never_returns_worse() -> None:
+    # A free task's search makes the `single` pipeline's requests first (its root), then
+    # asks for the step the best plan's verdict names; an edit that does not raise the
+    # score is not kept, so the root's best plan is returned.
     thin = json.dumps({"steps": [step(1, "book_venue", "a room in Lisbon")]})
     fuller = json.dumps(
         {"steps": [step(1, "book_venue", "a Lisbon room for 12 people for one day", 900),
                    step(2, "book_venue", "lunch for the 12 people", 400)]}
     )  # fmt: skip
-    others = [thin.replace("a room", other) for other in ("one room", "the room", "a hall")]
-    model, calls = offsite_model([thin, fuller, *others])
+    other = thin.replace("a room", "one room")
+    single = ScriptedModel([thin, fuller, other])
+    await plan_problem(None, task=OFFSITE, pipeline="single", model=single, budget=3)
+    useless = json.dumps({"action": "book_venue", "detail": "a room somewhere"})
+    worse = [thin.replace("a room", f"room {n}") for n in range(3)]
+    model = by_schema([thin, fuller, other, *worse], [useless] * 2)
     out = await plan_problem(None, task=OFFSITE, model=model, budget=8)
-    assert calls == ["analysis", "recon", "strategy", *["plan"] * 5]
-    assert not out["succeeded"]
-    # `fuller` repeats a step but addresses all four constraints; `thin` one.
+    assert [r.messages for r in model.requests[:3]] == [r.messages for r in single.requests]
+    assert [(r.seed, r.temperature) for r in model.requests[:3]] == [
+        (r.seed, r.temperature) for r in single.requests
+    ]
+    # The one fix (s2's repeat) asked twice, then the whole plan refined with the rest.
+    assert [(p["phase"], p["calls"]) for p in out["phases"]] == [
+        ("root", 3), ("edit", 2), ("refine", 3)
+    ]  # fmt: skip
+    first_edit = edit_prompt(model.requests[3])
+    assert "The plan so far:" in first_edit and "a Lisbon room for 12 people" in first_edit
+    assert "step s2 (book_venue) repeats an earlier step's action. Write the step that " \
+        "replaces step s2." in first_edit  # fmt: skip
+    assert out["phases"][0]["won"] and not out["succeeded"]
     assert out["plan"]["steps"][0]["detail"] == "a Lisbon room for 12 people for one day"
     failed = {v["check"] for v in out["verdicts"] if not v["passed"]}
     assert failed == {"no_repeats"}
+
+
+async def test_an_edit_that_handles_the_missing_constraint_wins() -> None:
+    no_day = json.dumps(
+        {"steps": [step(1, "organize_offsite", OFFSITE[:100]),
+                   step(2, "book_venue", "a Lisbon room for 12 people", 900)]}
+    )  # fmt: skip
+    day = json.dumps({"action": "plan_agenda", "detail": "a 1 day agenda, 9:00 to 17:00"})
+    model = by_schema([no_day] * 3, [day])
+    out = await plan_problem(None, task=OFFSITE, model=model, budget=8)
+    assert out["succeeded"] and out["calls"] == 4 and out["phases"][1] == {
+        "phase": "edit", "calls": 1, "best_score": 1.0, "won": True
+    }  # fmt: skip
+    # The step restating the task was replaced by the step for the missing "one-day".
+    assert [s["action"] for s in out["plan"]["steps"]] == ["plan_agenda", "book_venue"]
+    asked = edit_prompt(model.requests[3])
+    assert "Write the step that replaces step s1. It handles one-day: its detail says '1 day'" \
+        in asked  # fmt: skip
+
+
+async def test_with_no_plan_to_edit_the_whole_plan_is_refined_from_the_best() -> None:
+    # The root's plans fail the Minimal guard (no step edit applies): the calls left go to
+    # whole-plan refinement, whose prompt shows the best plan and what is wrong with it.
+    broken = json.dumps({"steps": [step(1, "book_venue", "a Lisbon room") | {"retry_budget": 0}]})
+    good = json.dumps(
+        {"steps": [step(1, "book_venue", "a Lisbon room for 12 for one day", 900),
+                   step(2, "order_catering", "lunch for 12", 400)]}
+    )  # fmt: skip
+    model = by_schema(
+        [broken, broken.replace("room", "hall"), broken.replace("a ", "the "), good], []
+    )
+    out = await plan_problem(None, task=OFFSITE, model=model, budget=8)
+    assert out["succeeded"] and out["calls"] == 4
+    assert [p["phase"] for p in out["phases"]] == ["root", "edit", "refine"]
+    refine = edit_prompt(model.requests[3])
+    assert "## The best plan so far" in refine and "retry_budget <= 0" in refine
+
+
+async def test_a_refinement_that_passes_wins_and_copied_steps_are_dropped_first() -> None:
+    copies = json.dumps(
+        {"steps": [step(1, "book_venue", "a Lisbon room for 12 for one day", 900),
+                   step(2, "book_venue", "a Lisbon room for 12 for one day", 900)]}
+    )  # fmt: skip
+    good = json.dumps(
+        {"steps": [step(1, "book_venue", "a Lisbon room for 12 for one day", 900),
+                   step(2, "order_catering", "lunch for 12", 400)]}
+    )  # fmt: skip
+    model = ScriptedModel([copies.replace("900", "2500")] * 3 + [good])
+    out = await plan_problem(None, task=OFFSITE, model=model, budget=8)
+    assert out["succeeded"] and out["calls"] == 4 and out["phases"][-1]["won"]
+    # Costs over the budget are no step edit's to fix: the whole plan is refined.
+    assert [(p["phase"], p["calls"]) for p in out["phases"]] == [
+        ("root", 3), ("edit", 0), ("refine", 1)
+    ]  # fmt: skip
+    # The root's copies were dropped before judging, and the verdict said so; what
+    # failed there was the budget (2500 over 2000), not a repeat.
+    root_feedback = out["tree"][0]["feedback"]
+    assert "over the budget of 2000" in root_feedback and "repeats" not in root_feedback
+
+
+def test_an_edit_for_a_constraint_must_say_its_words() -> None:
+    import re
+
+    from guardsearch.apps.plan.free_refine import step_schema
+
+    detail = step_schema(costs=False, term="1.28 day")["properties"]["detail"]["pattern"]
+    assert re.fullmatch(detail, "upgrade the first node on the 1.28 day window")
+    assert not re.fullmatch(detail, "upgrade the first node") and not re.fullmatch(
+        detail, "1x28 day"
+    )
+    action = step_schema(costs=False)["properties"]["action"]["pattern"]
+    assert re.fullmatch(action, "book_venue") and not re.fullmatch(action, "deploy")

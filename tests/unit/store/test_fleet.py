@@ -176,7 +176,9 @@ def test_queued_runs_wait_as_created_one_per_endpoint_and_cancel_and_pause_work(
     def watch() -> None:
         watcher = open_store(fleet_db)
         try:
+            deadline = time.monotonic() + 120  # fail, never hang, if it never starts
             while watcher.get_run(first).status != "running":
+                assert time.monotonic() < deadline, "the first run never started"
                 time.sleep(0.02)
             seen.append({r.id: (r.status, r.owner) for r in watcher.list_runs()})
             watcher.cancel(queued)  # still queued: cancelled at once, never executed
@@ -229,6 +231,27 @@ def test_endpoint_slots_bound_each_endpoint_and_serve_in_order() -> None:
         return order
 
     assert asyncio.run(scenario()) == ["s1", "r3", "r4"]
+
+
+def test_a_lined_up_batch_is_served_in_its_order_whatever_order_it_asks_in() -> None:
+    async def scenario() -> list[str]:
+        slots = EndpointSlots()
+        order: list[str] = []
+
+        async def run(name: str) -> None:
+            await slots.acquire("a", name, 1)
+            order.append(name)
+            await asyncio.sleep(0.01)
+            slots.release("a", name, 1)
+
+        await slots.enqueue("a", ["r1", "r2", "r3", "gone"], 1)
+        assert slots.state()["a"] == {"held": ["r1"], "waiting": ["r2", "r3", "gone"]}
+        slots.release("a", "gone", 1)  # lined up, never asked: leaves the line
+        await asyncio.gather(*(run(n) for n in ("r3", "r2", "r1")))  # asks in reverse
+        assert slots.state()["a"] == {"held": [], "waiting": []}
+        return order
+
+    assert asyncio.run(scenario()) == ["r1", "r2", "r3"]
 
 
 def test_the_slot_of_a_submitter_that_died_frees_itself() -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from guardsearch.apps.plan.free_search import free_search
 from guardsearch.apps.plan.guards import LEVELS
 from guardsearch.apps.plan.pipelines import Pipeline, get_pipeline
 from guardsearch.apps.plan.problems import PlanProblem, get_problem
@@ -192,19 +193,33 @@ async def plan_problem(
     spec_calls = 0
     if extract == "model" and the_spec is not None and spec is None:
         the_spec, spec_calls = await model_spec(the_spec, the_model)
-    result = await plan_search(
-        the_problem,
-        pipeline=pipeline,
-        model=the_model,
-        budget=None if isinstance(the_model, Metered) else budget,
-        trace=None if isinstance(the_model, Metered) else trace,
-        task=task,
-        guard_level=level,
-        heuristic=heuristic,
-        spec=the_spec,
-        **options,
-    )
-    payload = result_dict(result)
+    metered = isinstance(the_model, Metered)
+    if the_problem is None and pipeline == "search" and level == "task" and task:
+        # A free task's search: the single-shot plan as its root, then refinements of
+        # the best plan (free_search.py).
+        options.setdefault("temperature", DEFAULT_TEMPERATURE)
+        payload = await free_search(
+            task,
+            the_spec,
+            model=the_model,
+            budget=None if metered else budget,
+            trace=None if metered else trace,
+            **options,
+        )
+    else:
+        result = await plan_search(
+            the_problem,
+            pipeline=pipeline,
+            model=the_model,
+            budget=None if metered else budget,
+            trace=None if metered else trace,
+            task=task,
+            guard_level=level,
+            heuristic=heuristic,
+            spec=the_spec,
+            **options,
+        )
+        payload = result_dict(result)
     note = None if the_problem else (FREE_TASK_NOTE if level == "task" else MINIMAL_NOTE)
     return {
         "problem": the_problem.id if the_problem else None,

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -43,13 +43,15 @@ from guardsearch.apps.plan.step_guards import (
     recon_schema,
     strategy_schema,
 )
+from guardsearch.apps.plan.task_checks import drop_copied_steps
 from guardsearch.apps.plan.task_guards import TaskPlanGuard
 from guardsearch.apps.plan.task_spec import TaskSpec
 from guardsearch.apps.plan.traces import MAX_EXPLORATIONS
 from guardsearch.core.budget import StepBudget
 from guardsearch.core.context import Context
+from guardsearch.core.digest import canonical_json
 from guardsearch.core.errors import ConfigError
-from guardsearch.core.guard_result import GuardResult
+from guardsearch.core.guard_result import Check, GuardResult
 from guardsearch.core.messages import ModelRequest
 from guardsearch.guards.constraints import compile_constraints, declared_constraints
 from guardsearch.guards.parse import parse_json
@@ -169,12 +171,13 @@ def _plan_guard(
 
 
 def _free_budgets(
-    budgets: dict[str, StepBudget], steps: Sequence[str], free: bool
+    budgets: dict[str, StepBudget], steps: Sequence[str], free: bool, plan_rmax: int | None
 ) -> dict[str, StepBudget]:
-    """The steps' budgets; a free task's plan step gets FREE_PLAN_RMAX attempts."""
+    """The steps' budgets; a free task's plan step gets `plan_rmax` attempts (default
+    FREE_PLAN_RMAX)."""
     out = {s: b for s, b in budgets.items() if s in steps}
     if free and "plan" in out:
-        out["plan"] = dataclasses.replace(out["plan"], rmax=FREE_PLAN_RMAX)
+        out["plan"] = dataclasses.replace(out["plan"], rmax=plan_rmax or FREE_PLAN_RMAX)
     return out
 
 
@@ -185,6 +188,8 @@ class PlanSpace(StepSpace):
 
     problem: PlanProblem | None
     spec: TaskSpec | None = None
+    # A free plan's dropped copies by the repaired plan (canonical JSON): its verdict says so.
+    _copies: dict[str, list[str]] = field(default_factory=dict, init=False, repr=False)
 
     @classmethod
     def build(
@@ -199,6 +204,7 @@ class PlanSpace(StepSpace):
         max_explorations: int = MAX_EXPLORATIONS,
         structural_repairs: bool = True,
         spec: TaskSpec | None = None,
+        plan_rmax: int | None = None,
     ) -> PlanSpace:
         if problem is None:
             objective = Context(objective=free_objective(task or "", spec))
@@ -212,7 +218,7 @@ class PlanSpace(StepSpace):
                 plan_step(s, problem, guard_level, max_explorations, structural_repairs, spec)
                 for s in steps
             ],
-            budgets=_free_budgets(budgets or SEARCH_BUDGETS, steps, problem is None),
+            budgets=_free_budgets(budgets or SEARCH_BUDGETS, steps, problem is None, plan_rmax),
             problem=problem,
             spec=spec,
         )
@@ -248,9 +254,28 @@ class PlanSpace(StepSpace):
         values = dict(node.state) if isinstance(node.state, dict) else {}
         out = []
         for proposal in super().parse(node, text):
+            if self.problem is None and self.steps[node.depth].name == "plan":
+                proposal = self._without_copies(proposal)
             values[self.steps[node.depth].name] = proposal.value
             out.append(dataclasses.replace(proposal, state=dict(values)))
         return out
+
+    def _without_copies(self, proposal: Proposal) -> Proposal:
+        """A free plan without its word-for-word copied steps (task_checks.py), the notes
+        kept for its verdict (`evaluate` adds them as the `repaired` check)."""
+        value, notes = drop_copied_steps(proposal.value)
+        if not notes:
+            return proposal
+        self._copies[canonical_json(value)] = notes
+        return dataclasses.replace(proposal, value=value)
+
+    async def evaluate(self, node: Node, proposal: Proposal, context: Context) -> GuardResult:
+        verdict = await super().evaluate(node, proposal, context)
+        notes = self._copies.get(canonical_json(proposal.value)) if self._copies else None
+        if not notes:
+            return verdict
+        said = Check(name="repaired", passed=True, detail="; ".join(notes))
+        return dataclasses.replace(verdict, checks=(*verdict.checks, said))
 
     def patched(self, node: Node, proposal: Proposal, value: Any) -> Proposal:
         # The state is the path's outputs by step: the repaired output replaces this one.

@@ -7,6 +7,7 @@ Each returns what is wrong in words a model can act on (None or empty: nothing).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from guardsearch.apps.plan.plan_format import Plan, PlanStep
 from guardsearch.apps.plan.task_spec import Constraint, Dependency, TaskSpec
@@ -77,6 +78,38 @@ def repeated(plan: Plan) -> list[str]:
     return out
 
 
+def drop_copied_steps(value: Any) -> tuple[Any, list[str]]:
+    """`value` (a plan as the model wrote it) without the steps that copy an earlier step
+    word for word (the same normalised action and detail), and a note for each dropped.
+
+    A copied step adds nothing a guard could credit, and the small models write them in
+    runs (`deploy`, `update`, `deploy`, `update`); dropping them before judging turns
+    such a plan into the plan it is, whose other faults the feedback can then name. A
+    step some `on_failure` names is kept (the plan refers to it). Anything that is not a
+    plan-shaped object is returned unchanged, for the Minimal guard to explain.
+    """
+    if not isinstance(value, dict) or not isinstance(value.get("steps"), list):
+        return value, []
+    named = {s.get("on_failure") for s in value["steps"] if isinstance(s, dict)}
+    seen: dict[tuple[tuple[str, ...], tuple[str, ...]], Any] = {}
+    kept: list[Any] = []
+    notes: list[str] = []
+    for step in value["steps"]:
+        if not isinstance(step, dict) or not isinstance(step.get("action"), str):
+            kept.append(step)
+            continue
+        key = (same_action(step["action"]), words(str(step.get("detail") or "")))
+        first = seen.setdefault(key, step)
+        if first is not step and step.get("id") not in named:
+            notes.append(
+                f"dropped step {step.get('id')} ({step['action']}): it copies step "
+                f"{first.get('id')} word for word"
+            )
+            continue
+        kept.append(step)
+    return ({**value, "steps": kept} if notes else value), notes
+
+
 def addressed(constraint: Constraint, steps: Sequence[PlanStep]) -> bool:
     """Does one of `steps` mention one of the constraint's terms?"""
     said = [with_compounds(step_words(s)) for s in steps]
@@ -123,29 +156,53 @@ def order_problem(dep: Dependency, plan: Plan) -> str | None:
     return None
 
 
-def _term(constraint: Constraint) -> str:
+def term_of(constraint: Constraint) -> str:
+    """The words a step can say to address `constraint` (its first term; a budget's amount)."""
     alts = constraint.terms or [constraint.text]
     return alts[0] if constraint.kind != "budget" else number_text(constraint.value or 0)
 
 
+def constraint_status(spec: TaskSpec, plan: Plan) -> list[tuple[Constraint, bool, str | None]]:
+    """Each constraint, whether a step addresses it, and what is wrong beyond that (costs
+    over a budget). A step that restates the whole task addresses nothing: it copies the
+    constraints, it does not act on them."""
+    task_words = words(spec.task)
+    acting = [s for s in plan.steps if not restates(s, task_words)]
+    out: list[tuple[Constraint, bool, str | None]] = []
+    for c in spec.constraints:
+        if c.kind == "budget":
+            out.append((c, *budget_problem(c, acting)))
+        else:
+            out.append((c, addressed(c, acting), None))
+    return out
+
+
+def faulty_steps(spec: TaskSpec, plan: Plan) -> list[tuple[PlanStep, str]]:
+    """The steps the `concrete` or `no_repeats` check names, each with why (in order)."""
+    task_words = words(spec.task)
+    seen: set[tuple[str, ...]] = set()
+    out = []
+    for step in plan.steps:
+        why = concreteness(step, task_words)
+        key = same_action(step.action)
+        if why is None and key in seen:
+            why = f"step {step.id} ({step.action}) repeats an earlier step's action"
+        seen.add(key)
+        if why:
+            out.append((step, why))
+    return out
+
+
 def constraint_problems(spec: TaskSpec, plan: Plan) -> tuple[int, list[str]]:
-    """How many constraints are addressed, and the feedback for the rest. A step that
-    restates the whole task addresses nothing: it copies the constraints, it does not
-    act on them."""
+    """How many constraints are addressed, and the feedback for the rest."""
     missing: list[str] = []
     other: list[str] = []
     met = 0
-    task_words = words(spec.task)
-    acting = [s for s in plan.steps if not restates(s, task_words)]
-    for c in spec.constraints:
-        if c.kind == "budget":
-            ok, wrong = budget_problem(c, acting)
-            other += [wrong] if wrong else []
-        else:
-            ok = addressed(c, acting)
+    for c, ok, wrong in constraint_status(spec, plan):
+        other += [wrong] if wrong else []
         met += ok
         if not ok:
-            missing.append(f"{c.describe()} (say {_term(c)!r})")
+            missing.append(f"{c.describe()} (say {term_of(c)!r})")
     out = other
     if missing:
         out = [

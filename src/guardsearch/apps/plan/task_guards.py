@@ -17,9 +17,12 @@ names what is missing:
   than the first step doing `after` (a step *does* a phrase when it has at least half
   its words).
 
-Its score grades how far a failing plan got (0.34 + 0.66 × the weighted share of checks
-met: constraints addressed 0.5, steps neither repeated nor vague 0.2 each, the order
-0.1), so the best plan judged is the one that addresses most of what the task asks.
+Its score grades how far a failing plan got, constraints first: 0.34 + 0.66 × (the
+constraints addressed + the rest's share) / (constraints + 1), where the rest is steps
+neither vague nor repeated (0.4 each, the share of steps) and the order kept (0.2),
+scaled below 1. One more constraint addressed therefore always outranks any gain in
+the rest, so the best plan judged is the one that addresses most of what the task
+asks, and among those the cleanest.
 """
 
 from __future__ import annotations
@@ -42,10 +45,9 @@ from guardsearch.core.guard_result import Check, GuardResult
 
 TASK_CHECKS = ("concrete", "no_repeats", "constraints", "order")
 _FLOOR = 0.34
-# How much each check's share weighs in a failing plan's score (TASK_CHECKS' order): the
-# constraints a plan addresses first, as that is what the task asks; then repeats and
-# concreteness (each the share of steps without the fault); then the stated order.
-SHARE_WEIGHTS = (0.2, 0.2, 0.5, 0.1)
+# How much each of the other checks' share weighs in the part of a failing plan's score
+# below one constraint (concrete, no_repeats, order): the constraints count whole.
+REST_WEIGHTS = (0.4, 0.4, 0.2)
 
 
 @dataclass
@@ -70,19 +72,20 @@ class TaskPlanGuard(MinimalPlanGuard):
         met, unmet = constraint_problems(self.spec, plan)
         order = [p for p in (order_problem(d, plan) for d in self.spec.order) if p]
         n_steps, n_cons, n_deps = len(plan.steps), len(self.spec.constraints), len(self.spec.order)
-        shares = [
+        rest = [
             1 - len(vague) / n_steps,
             1 - len(repeats) / n_steps,
-            max(met, 0) / n_cons if n_cons else 1.0,
             1 - len(order) / n_deps if n_deps else 1.0,
         ]
+        kept = 0.99 * sum(w * x for w, x in zip(REST_WEIGHTS, rest, strict=True))
+        share = (max(met, 0) + kept) / (n_cons + 1)
         details = [vague, repeats, unmet, order]
         checks = [
             Check(name=name, passed=not found, hard=True, detail="; ".join(found))
             for name, found in zip(TASK_CHECKS, details, strict=True)
         ]
         feedback = [p for found in details for p in found]
-        return checks, feedback, sum(w * x for w, x in zip(SHARE_WEIGHTS, shares, strict=True))
+        return checks, feedback, share
 
     async def deeper(self, plan: Plan, context: Context) -> GuardResult:
         checks, feedback, share = self.task_checks(plan)

@@ -20,6 +20,7 @@ from guardsearch.core.errors import ConfigError
 from guardsearch.core.events import Trace
 from guardsearch.core.usage import Usage
 from guardsearch.corpus.index import CorpusIndex
+from guardsearch.kernel import Kernel, Stop
 from guardsearch.loops.inner_outer import (
     AdaptiveResult,
     ControlBudget,
@@ -28,7 +29,6 @@ from guardsearch.loops.inner_outer import (
 )
 from guardsearch.loops.inner_outer.budget import DEFAULT_INNER_PROBES, DEFAULT_OUTER_CALLS
 from guardsearch.loops.inner_outer.runner import unanswered
-from guardsearch.loops.kernel import Kernel, Stop
 from guardsearch.models.base import Model
 
 

@@ -11,7 +11,7 @@
         evaluation -> replan and run the inner loop again (inner -> outer linkage)
     evaluate the results                   outer call 2 (or 3)
 
-The loop kernel (loops/kernel.py) is the run's shell: every step of both layers is a
+The run kernel (kernel.py) is the run's shell: every step of both layers is a
 `phase` event (step "inner_outer", `layer` outer or inner, `t` seconds); timeline.py
 turns them into the dual-layer timeline. A failed planner call is a note, not a stop.
 """
@@ -28,6 +28,7 @@ from guardsearch.core.events import Trace
 from guardsearch.core.outcome import Outcome
 from guardsearch.core.source import Source
 from guardsearch.core.usage import Usage
+from guardsearch.kernel import Kernel, Stop
 from guardsearch.loops.inner_outer.budget import (
     DEFAULT_INNER_PROBES,
     DEFAULT_INNER_STEPS,
@@ -48,7 +49,6 @@ from guardsearch.loops.inner_outer.plan import Evaluation, Observation, ProbePla
 from guardsearch.loops.inner_outer.policy import BandProbePolicy, ProbePolicy, ProbeState
 from guardsearch.loops.inner_outer.scoring import ScoreContext, WeightedScorer
 from guardsearch.loops.inner_outer.timeline import Timeline
-from guardsearch.loops.kernel import Kernel, Stop
 from guardsearch.models.base import Model
 from guardsearch.models.metered import Metered
 

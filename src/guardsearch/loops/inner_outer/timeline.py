@@ -15,7 +15,7 @@ from typing import Any
 
 from guardsearch.core.errors import ConfigError
 from guardsearch.core.events import Trace
-from guardsearch.loops.kernel import FIXED_FIELDS
+from guardsearch.kernel import FIXED_FIELDS
 
 # The kernel's fixed fields and the layer are the entry's own fields, not its data.
 _NOT_DATA = frozenset({*FIXED_FIELDS, "layer"})

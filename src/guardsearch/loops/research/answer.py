@@ -22,7 +22,7 @@ from guardsearch.core.errors import BudgetExceeded, StepFailed
 from guardsearch.core.outcome import Outcome
 from guardsearch.core.source import Source
 from guardsearch.core.usage import Usage
-from guardsearch.loops.kernel import Stop
+from guardsearch.kernel import Stop
 from guardsearch.loops.research.citations import Verification, cut
 from guardsearch.loops.research.schemas import (
     AgentResponse,

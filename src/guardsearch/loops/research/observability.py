@@ -1,6 +1,6 @@
 """Structured logs and metrics hooks at phase boundaries (docs/research.md).
 
-Phases are Events in the run's Trace (kind "phase", emitted by the loop kernel with
+Phases are Events in the run's Trace (kind "phase", emitted by the run kernel with
 `phase_fields` on each, and the run's `run_end`); this turns them into one JSON log
 line each on the `guardsearch.research` logger (`research_phase`, `research_end`),
 with the iteration, the token budget left and the number of results, so logs and
@@ -15,7 +15,7 @@ from typing import Any
 
 from guardsearch.core.budget import Budget
 from guardsearch.core.events import Event, Subscriber
-from guardsearch.loops.kernel import phase_record
+from guardsearch.kernel import phase_record
 from guardsearch.loops.research.state import ResearchState
 
 logger = logging.getLogger("guardsearch.research")

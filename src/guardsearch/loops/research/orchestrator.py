@@ -11,7 +11,7 @@
         iteration += 1
     compact, synthesize from retrieved sources only, verify citations in code
 
-The loop kernel (loops/kernel.py) is the run's shell: run id, trace, the metered
+The run kernel (kernel.py) is the run's shell: run id, trace, the metered
 model (budget + trace), the clock, the phase events (with the
 iteration, token_budget and results on each) and the one mapping of errors to stop reasons.
 Every model output is schema-constrained and guarded. Whatever goes wrong ends as an
@@ -37,7 +37,7 @@ from guardsearch.core.source import Source
 from guardsearch.core.steering import Steering
 from guardsearch.core.usage import Usage
 from guardsearch.corpus.query import terms
-from guardsearch.loops.kernel import Kernel, Stop
+from guardsearch.kernel import Kernel, Stop
 from guardsearch.loops.research.answer import (
     NO_VERIFICATION,
     ResearchRun,

@@ -12,7 +12,7 @@
         check the budget for one more attempt *before* spending; apply; retry
     answer with what was verified, with caveats when quality stayed low
 
-The loop kernel (loops/kernel.py) is the run's shell: every phase is a `phase` event
+The run kernel (kernel.py) is the run's shell: every phase is a `phase` event
 (step "review"), model calls go through its Metered, and a run error (a plan or replan
 that failed, a budget that ran out mid-call) ends the run with the kernel's stop reason.
 """
@@ -29,7 +29,7 @@ from guardsearch.core.errors import BudgetExceeded
 from guardsearch.core.events import Trace
 from guardsearch.core.source import Source
 from guardsearch.core.usage import Usage
-from guardsearch.loops.kernel import Kernel, Stop
+from guardsearch.kernel import Kernel, Stop
 from guardsearch.loops.review.config import DEFAULT_BUDGET_CALLS, ReviewConfig
 from guardsearch.loops.review.history import RefinementHistory
 from guardsearch.loops.review.history_file import open_history, save_history
