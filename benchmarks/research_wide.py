@@ -313,7 +313,7 @@ def paired(loop: list[dict[str, Any]], single: list[dict[str, Any]]) -> list[str
         "|---|---:|---:|---:|---|---:|---:|---:|",
     ]
     groups = {
-        "single-hop (answerable)": lambda r: r["type"] not in TWO_FACTS + ("unanswerable",),
+        "single-hop (answerable)": lambda r: r["type"] not in (*TWO_FACTS, "unanswerable"),
         "two hops and comparisons": lambda r: r["type"] in TWO_FACTS,
         "unanswerable": lambda r: r["type"] == "unanswerable",
         "all": lambda r: True,
