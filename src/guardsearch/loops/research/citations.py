@@ -50,10 +50,10 @@ from guardsearch.loops.research.evidence import (
     answer_kind,
     bridges,
     choice,
+    chosen_name,
     claim_verdict,
     comparison_facts,
     comparison_sides,
-    decided,
     family,
     find_answer,
     items_named,
@@ -516,7 +516,7 @@ class _Claims:
                 and source_id in {f.source_id for f in facts}
                 and not re.search(r"\d", plain(claim))  # a fact's piece is judged below
             ):
-                return set(terms(decided(question, facts).split(":", 1)[0])) <= said
+                return set(terms(chosen_name(question, facts))) <= said
         # A comparison's piece names its own side ("A was born in 1895 [1]"): the other
         # side's name is not in A's source, so the question is not read into its words.
         asked = question if short and comparison_sides(question) is None else ""

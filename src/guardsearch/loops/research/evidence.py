@@ -704,11 +704,18 @@ def decided(question: str, facts: tuple[Fact, Fact]) -> str:
     truth = first.value < second.value if less else first.value > second.value
     if choice(question) is not None:
         # "Which is older, A or B?": the side the facts pick, named first.
-        picked = first if truth else second
-        if first.value == second.value:
-            return f"Neither: {first.sentence()}; {second.sentence()}."
-        return f"{picked.name}: {first.sentence()}; {second.sentence()}."
+        return f"{chosen_name(question, facts)}: {first.sentence()}; {second.sentence()}."
     return f"{'Yes' if truth else 'No'}: {first.sentence()}; {second.sentence()}."
+
+
+def chosen_name(question: str, facts: tuple[Fact, Fact]) -> str:
+    """The name of the side a choice's two facts pick ("Which is older, A or B?"),
+    "Neither" when they are equal."""
+    first, second = facts
+    if first.value == second.value:
+        return "Neither"
+    less = _smaller_wins(question)
+    return (first if (first.value < second.value) == less else second).name
 
 
 # -- a yes/no question that states one claim ------------------------------------------
@@ -1127,6 +1134,7 @@ __all__: Sequence[str] = (
     "bare_title",
     "bridges",
     "choice",
+    "chosen_name",
     "claim_verdict",
     "clauses",
     "comparative",

@@ -46,6 +46,7 @@ from guardsearch.loops.research.evidence import (
     bare_title,
     bridges,
     choice,
+    chosen_name,
     claim_verdict,
     comparative,
     compared,
@@ -359,7 +360,7 @@ def _chosen(draft: Draft, answer: str, facts: tuple[Fact, Fact]) -> GuardResult 
     """ "Which is older, A or B?": a draft naming the side the facts pick, and not the
     other, goes on to the support check; any other is repaired to that side, with both
     facts cited."""
-    winner = answer.split(":", 1)[0]
+    winner = chosen_name(draft.question, facts)
     loser = next((f.name for f in facts if f.name != winner), "")
     # Its lead ("Plato: ...", "Plato [1]; ...") names the choice; the facts may follow.
     said = set(terms(re.split(r"[:;\[]", draft.flat, maxsplit=1)[0]))
