@@ -381,3 +381,30 @@ def test_a_lifespan_before_christ_reads_as_two_years_before_christ() -> None:
     assert readable("Greek philosopher (c. 428–347 BC)") == (
         "Greek philosopher (born 428 BC; died 347 BC)"
     )
+
+
+def test_a_side_named_by_a_surname_is_the_person_not_the_works_named_after_them() -> None:
+    # A search for "Beethoven" brings his symphonies before him; a work's disambiguation
+    # names its maker, but its subject is the work.
+    sources = {
+        "[1]": Source(title="Symphony No. 3 (Beethoven)",
+                      description="symphony by Ludwig van Beethoven, born of 1803 sketches"),
+        "[2]": Source(title="Ludwig van Beethoven", description="German composer (1770–1827)"),
+        "[3]": Source(title="Wolfgang Amadeus Mozart", description="Austrian composer (1756–1791)"),
+    }  # fmt: skip
+    facts = comparison_facts("Who was born first, Mozart or Beethoven?", sources)
+    assert facts is not None
+    assert [(f.source_id, f.number) for f in facts] == [("[3]", "1756"), ("[2]", "1770")]
+
+
+def test_a_name_with_initials_is_the_title_with_fewest_other_words() -> None:
+    sources = {
+        "[1]": Source(title="Taylor Swift", description="American singer-songwriter (born 1989)"),
+        "[2]": Source(title="A. J. P. Taylor", description="English historian (1906–1990)"),
+        "[3]": Source(title="Bob Marley", description="Jamaican reggae musician (1945–1981)"),
+    }  # fmt: skip
+    facts = comparison_facts("Which is older, Bob Marley or A. J. P. Taylor?", sources)
+    assert facts is not None and facts[1].source_id == "[2]"
+    assert decided("Which is older, Bob Marley or A. J. P. Taylor?", facts).startswith(
+        "A. J. P. Taylor: "
+    )

@@ -620,8 +620,20 @@ def comparison_sides(question: str) -> list[tuple[str, list[str]]] | None:
 
 
 def _names(name: str, source: str | Source) -> float:
-    """How much of `name` the source's title (else its first clause) holds."""
-    head = source.title if isinstance(source, Source) else clauses(source)[0] if source else ""
+    """How much of `name` the source's title (else its first clause) holds. A name only
+    in the title's disambiguation counts for less: "Beethoven" is the subject of "Ludwig
+    van Beethoven" before "Symphony No. 3 (Beethoven)"."""
+    if not isinstance(source, Source):
+        return _share(name, clauses(source)[0] if source else "")
+    bare = _share(name, bare_title(source.title))
+    return bare if bare > 0.5 else max(bare, 0.6 * _share(name, source.title))
+
+
+def _head(source: str | Source) -> str:
+    return bare_title(source.title) if isinstance(source, Source) else ""
+
+
+def _share(name: str, head: str) -> float:
     words = terms(name)
     held = {stem(w) for w in terms(head)}
     return sum(1 for w in words if stem(w) in held) / len(words) if words else 0.0
@@ -661,8 +673,12 @@ def _fact(
 ) -> Fact | None:
     """The fact a source about `name` states for `relations`, from the source whose title
     names it best."""
-    scored = sorted(((_names(name, s), i) for i, s in sources.items()), key=lambda p: -p[0])
-    for score, source_id in scored:
+    # Ties go to the title with fewer other words: "A. J. P. Taylor" before "Taylor Swift".
+    scored = sorted(
+        ((_names(name, s), _share(_head(s), name), i) for i, s in sources.items()),
+        key=lambda p: (-p[0], -p[1]),
+    )
+    for score, _, source_id in scored:
         source = sources[source_id]
         if score <= 0.5:
             break
