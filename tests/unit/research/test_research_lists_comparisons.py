@@ -20,6 +20,7 @@ from guardsearch.loops.research.evidence import (
     decided,
     items_named,
     list_candidates,
+    other_kind,
 )
 from guardsearch.tools.resilient import ResilienceSettings
 
@@ -408,3 +409,22 @@ def test_a_name_with_initials_is_the_title_with_fewest_other_words() -> None:
     assert decided("Which is older, Bob Marley or A. J. P. Taylor?", facts).startswith(
         "A. J. P. Taylor: "
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "asked", "other"),
+    [
+        ("Lake Titicaca", "countries", True),
+        ("Bay of Bengal", "countries", True),
+        ("Drake Passage", "countries", True),
+        ("Mount Everest", "countries", True),
+        ("Mount Fuji", "mountains", False),
+        ("Lake Victoria", "lakes", False),
+        ("Cape Verde", "countries", False),
+        ("Brazil", "countries", False),
+    ],
+)
+def test_a_kind_noun_before_a_name_marks_another_kind_too(
+    name: str, asked: str, other: bool
+) -> None:
+    assert other_kind(name, asked) is other

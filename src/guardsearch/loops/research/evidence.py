@@ -936,6 +936,7 @@ _KIND_HEADS = frozenset(
         "basin",
         "plateau",
         "valley",
+        "passage",
     ]
 )
 _LIST_CLASS = re.compile(
@@ -959,13 +960,21 @@ def _singular(word: str) -> str:
     return word
 
 
+# The nouns that name a kind of place before its name ("Lake Titicaca", "Mount Fuji",
+# "Gulf of Mexico"), with the kind they name.
+_KIND_FIRST = {w: w for w in _KIND_HEADS} | {"mount": "mountain", "isle": "island"}
+
+
 def other_kind(name: str, asked: str | None) -> bool:
-    """Does `name` end in a noun naming another kind of thing than `asked` ("Indian
-    Ocean" when countries are asked)?"""
-    words = name.lower().split()
+    """Does `name` begin or end with a noun naming another kind of thing than `asked`
+    ("Indian Ocean", "Lake Titicaca" when countries are asked)?"""
+    words = _ARTICLE.sub("", name.lower()).split()
     if not words or asked is None:
         return False
-    return words[-1] in _KIND_HEADS and _singular(words[-1]) != _singular(asked)
+    kinds = [words[-1] if words[-1] in _KIND_HEADS else ""]
+    if len(words) > 1:
+        kinds.append(_KIND_FIRST.get(words[0], ""))
+    return any(k and _singular(k) != _singular(asked) for k in kinds)
 
 
 def _initials(name: str, subject: Sequence[str]) -> bool:
