@@ -428,3 +428,49 @@ def test_a_kind_noun_before_a_name_marks_another_kind_too(
     name: str, asked: str, other: bool
 ) -> None:
     assert other_kind(name, asked) is other
+
+
+GUERNICA = Source(
+    title="Guernica (Picasso)",
+    description="1937 painting by Pablo Picasso",
+    text="Guernica is a large 1937 oil painting by Spanish artist Pablo Picasso.",
+    location="https://en.wikipedia.org/wiki/Guernica_(Picasso)",
+)
+PICASSO = Source(
+    title="Pablo Picasso",
+    description="Spanish painter and sculptor (1881–1973)",
+    text="Pablo Ruiz Picasso was a Spanish painter, sculptor and printmaker.",
+    location="https://en.wikipedia.org/wiki/Pablo_Picasso",
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "year"),
+    [
+        ("When was the painter of Guernica born?", "1881"),
+        ("In what year did the man who painted Guernica die?", "1973"),
+    ],
+)
+async def test_a_first_hops_year_is_repaired_to_the_second_hops(question: str, year: str) -> None:
+    # The 0.5B answers with the painting's own year; the article the painting's names
+    # gives the painter's.
+    model = research_model(
+        plan=SIMPLE, synthesize=[{"answer": "1937 [1]", "citations": ["[1]"]}] * 3
+    )
+    run = await loop(model, {"guernica": [GUERNICA], "picasso": [PICASSO]}).run(question)
+    response = run.response
+    assert isinstance(response, AgentResponse), response
+    assert response.status == "verified", response
+    assert response.final_answer == f"{year} [2]"
+
+
+def test_a_one_hop_year_is_not_a_second_hops() -> None:
+    from guardsearch.loops.research.evidence import hop_value
+
+    sources = {"[1]": PICASSO, "[2]": GUERNICA}
+    assert hop_value("When was Pablo Picasso born?", sources) is None
+    assert hop_value("When was the painter of Guernica born?", sources) == (
+        "[1]",
+        "1881",
+        "Pablo Picasso (Spanish painter and sculptor (born 1881",
+    )

@@ -473,6 +473,52 @@ def answer_clauses(
     return out
 
 
+_AGE_WORDS = frozenset(stem(w) for w in ("young", "younger", "old", "older", "age"))
+
+
+def hop_value(
+    question: str, sources: Mapping[str, Source] | Mapping[str, str | Source]
+) -> tuple[str, str, str] | None:
+    """(source id, value, clause): the one year or number the second hop's sources give
+    for what a two-hop question asks ("When was the painter of Guernica born?": "born
+    1881" in the article Guernica's names, "painting by ... Pablo Picasso"), read after
+    the asked relation's word, the relation the first hop states aside ("painter").
+    None when the question asks no year or number, when a source about the subject
+    itself has a clause that answers (one hop), or when the hops give no value or more
+    than one."""
+    kind = answer_kind(question)
+    if kind not in _TYPED:
+        return None
+    linked = bridges(question, sources)
+    every = relation_words(question)
+    bearing = answer_clauses(question, sources)
+    found: dict[str, tuple[str, str]] = {}
+    asked_words: set[str] = set()
+    for source_id, clause in bearing:
+        hop = linked.get(source_id)
+        if hop is None:
+            continue
+        done = _link(sources[hop], sources[source_id]) - _AGE_WORDS
+        asked = [w for w in every if not done & family(w)] or every
+        # A relation's family without the words that compare ages: "a young boy" in a
+        # painting's text says nothing of when anyone was born.
+        asked_words |= set().union(*(family(w) for w in asked)) - _AGE_WORDS
+        given = _value_in(clause, asked)
+        if given is not None and (kind != "year" or _YEAR.fullmatch(given[1])):
+            found.setdefault(given[1], (source_id, clause))
+    # A clause of a source about the subject itself with the asked relation answers in
+    # one hop; one with only the first hop's relation ("a painting ... of 1830") not.
+    if any(
+        source_id not in linked and _first_word(clause, asked_words) is not None
+        for source_id, clause in bearing
+    ):
+        return None
+    if len(found) != 1:
+        return None
+    ((number, (source_id, clause)),) = found.items()
+    return source_id, number, clause
+
+
 _LESS = re.compile(r"\b(?:before|earlier|older|sooner|shorter|smaller|fewer|less|lower)\b", re.I)
 _MORE = re.compile(
     r"\b(?:after|later|younger|longer|taller|larger|bigger|more|higher|deeper|greater)\b", re.I
@@ -1170,6 +1216,7 @@ __all__: Sequence[str] = (
     "family",
     "find_answer",
     "fits_kind",
+    "hop_value",
     "items_named",
     "link_text",
     "list_candidates",

@@ -12,6 +12,9 @@
                  yes/no, a name) -- never "use more words": "1945" answers a year
     list         a list question gets as many items as it asks for, each named by the
                  sources in the question's relation to the subject
+    hop          a two-hop question's year or number is the one the second hop's source
+                 gives (a patch: "1881 [6]" from "(born 1881" in the article the first
+                 hop names), not the first hop's own
     support      a cited source states the answer *as the answer to this question*
                  (citations.verify_citations with evidence.py: the subject's source or
                  a source it names, the relation in the answer's clause); when another
@@ -54,6 +57,7 @@ from guardsearch.loops.research.evidence import (
     decided,
     find_answer,
     fits_kind,
+    hop_value,
     items_named,
     list_candidates,
     list_evidence,
@@ -399,6 +403,25 @@ async def claim(draft: Draft, judge: SupportJudge) -> GuardResult | None:
     )
 
 
+async def hop(draft: Draft, judge: SupportJudge) -> GuardResult | None:
+    """A two-hop question's year or number ("When was the painter of Guernica born?") is
+    the one the second hop's source gives for the asked relation (evidence.hop_value:
+    "born 1881" in the article Guernica's names), not the first hop's own ("1937"):
+    repaired to it, cited. Left to the other checks when the hops give no one value."""
+    found = hop_value(draft.question, draft.sources) if draft.sources else None
+    if found is None:
+        return None
+    source_id, value, clause = found
+    if value.split()[0] in numbers_in(draft.flat):
+        return None
+    return GuardResult.fail(
+        f"the question asks about what its subject's source names; source {source_id} "
+        f'says "{cut(clause, 160)}": the answer is {value}',
+        "answer",
+        patch=answer_patch(f"{value} {source_id}", source_id),
+    )
+
+
 async def listed(draft: Draft, judge: SupportJudge) -> GuardResult | None:
     """A list question ("Name two countries that border Moldova") is answered by as
     many items as it asks for, each one the sources name in the question's relation to
@@ -445,6 +468,8 @@ CHECKS: Sequence[tuple[str, Check]] = (
     # A list is judged by the items the sources name before an echo is: a draft that
     # names only the subject ("Saudi Arabia") is repaired to the items, not refused.
     ("list", listed),
+    # A second hop's year or number, before a first hop's year passes as a year.
+    ("hop", hop),
     # An echo or a subject question is repaired to a source's title before its form is
     # judged: "capital telangana" for "Which subject is described as: Capital of
     # Telangana?" becomes "Hyderabad", a name of the form asked.
