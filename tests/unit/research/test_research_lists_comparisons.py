@@ -474,3 +474,38 @@ def test_a_one_hop_year_is_not_a_second_hops() -> None:
         "1881",
         "Pablo Picasso (Spanish painter and sculptor (born 1881",
     )
+
+
+async def test_a_decided_no_is_not_read_as_another_sources_description() -> None:
+    # "No: Dublin is the capital and largest city of Ireland" shares its words with
+    # Belfast's description; it is a verdict, not an unnamed subject.
+    dublin = Source(
+        title="Dublin",
+        description="Capital and largest city of Ireland",
+        text="Dublin is the capital and largest city of Ireland.",
+        location="https://en.wikipedia.org/wiki/Dublin",
+    )
+    belfast = Source(
+        title="Belfast",
+        description="Capital and largest city of Northern Ireland",
+        text="Belfast is the capital and largest city of Northern Ireland.",
+        location="https://en.wikipedia.org/wiki/Belfast",
+    )
+    model = research_model(plan=SIMPLE, synthesize=[{"answer": "Yes", "citations": ["[1]"]}] * 3)
+    run = await loop(model, {"dublin": [dublin, belfast]}).run("Is Dublin the capital of Iceland?")
+    response = run.response
+    assert isinstance(response, AgentResponse), response
+    assert response.status == "verified", response
+    assert response.final_answer.startswith("No: Dublin is the capital and largest city of Ireland")
+
+
+def test_a_title_read_apart_at_its_and_is_one_item() -> None:
+    sources = {
+        "[1]": Source(title="Fyodor Dostoevsky", description="Russian novelist (1821–1881)",
+                      text="His novels include Crime and Punishment, The Idiot and Demons."),
+        "[2]": Source(title="Crime and Punishment", description="1866 novel by Fyodor Dostoevsky"),
+    }  # fmt: skip
+    found = list_candidates("Name two novels by Fyodor Dostoevsky.", sources)
+    assert ("[1]", "Crime") not in found and ("[2]", "Crime and Punishment") in found
+    named = items_named("Crime and Punishment (1866) [2]", found)
+    assert named == [("[2]", "Crime and Punishment")]

@@ -1067,17 +1067,26 @@ def list_candidates(
                 continue
             seen.add(key)
             out.append((source_id, name))
-    return out
+    return _whole_names(out)
+
+
+def _whole_names(items: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The items that are not part of another item: "Crime" and "Punishment", read
+    apart from "... Crime and Punishment, The Idiot ...", are one title."""
+    keys = [_item_key(name) for _, name in items]
+    return [item for item, key in zip(items, keys, strict=True) if not any(key < k for k in keys)]
 
 
 def items_named(answer: str, candidates: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
     """The candidates (source id, item) that `answer` names, its citation markers aside."""
     flat = " ".join(terms(_without_markers(answer)))
-    return [
-        (source_id, name)
-        for source_id, name in candidates
-        if re.search(rf"(?<!\w){re.escape(' '.join(terms(name)))}(?!\w)", flat)
-    ]
+    return _whole_names(
+        [
+            (source_id, name)
+            for source_id, name in candidates
+            if re.search(rf"(?<!\w){re.escape(' '.join(terms(name)))}(?!\w)", flat)
+        ]
+    )
 
 
 def relation_in(question: str, source: str | Source) -> bool:

@@ -257,7 +257,11 @@ def _off_the_named_source(draft: Draft, verified: Sequence[str]) -> GuardResult 
 def _unnamed(draft: Draft) -> GuardResult | None:
     """A verified answer that is a source's description without its name ("Japanese
     automotive manufacturer [2]" for a passage about Toyota): name it, unless the
-    question names it already (then describing it answers)."""
+    question names it already (then describing it answers), or the answer is a yes or
+    no with the clause that decides it ("No: Dublin is the capital and largest city of
+    Ireland [1]" reads like Belfast's "capital and largest city of Northern Ireland")."""
+    if yes_or_no(draft.flat) is not None:
+        return None
     unnamed = described_subject(set(terms(draft.flat)), draft.sources)
     if unnamed is None or set(terms(unnamed[1])) <= set(terms(draft.question)):
         return None
