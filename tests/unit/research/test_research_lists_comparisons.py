@@ -509,3 +509,41 @@ def test_a_title_read_apart_at_its_and_is_one_item() -> None:
     assert ("[1]", "Crime") not in found and ("[2]", "Crime and Punishment") in found
     named = items_named("Crime and Punishment (1866) [2]", found)
     assert named == [("[2]", "Crime and Punishment")]
+
+
+async def test_who_made_it_is_the_name_after_the_relation_in_its_own_source() -> None:
+    toyota = Source(
+        title="Toyota",
+        description="Japanese automotive manufacturer",
+        text="Toyota Motor Corporation is a Japanese multinational automotive manufacturer. "
+        "It was founded by Kiichiro Toyoda and incorporated on August 28, 1937.",
+        location="https://en.wikipedia.org/wiki/Toyota",
+    )
+    model = research_model(
+        plan=SIMPLE,
+        synthesize=[{"answer": "Toyota Motor Corporation [1]", "citations": ["[1]"]}] * 3,
+    )
+    run = await loop(model, {"toyota": [toyota]}).run("Who founded Toyota?")
+    response = run.response
+    assert isinstance(response, AgentResponse), response
+    assert response.status == "verified", response
+    assert response.final_answer == "Kiichiro Toyoda [1]"
+
+
+@pytest.mark.parametrize(
+    ("description", "name"),
+    [
+        ("1949 novel by English writer George Orwell", "George Orwell"),
+        ("1955 novel by the Russian and American novelist Vladimir Nabokov", "Vladimir Nabokov"),
+        ("1642 painting by Rembrandt", "Rembrandt"),
+    ],
+)
+def test_the_maker_is_the_name_not_the_nationality_before_it(description: str, name: str) -> None:
+    from guardsearch.loops.research.evidence import maker
+
+    work = Source(title="The Work", description=description)
+    assert maker("Who made The Work?", {"[1]": work}) is None  # "made": no relation known
+    found = maker("Who wrote The Work?", {"[1]": work})
+    if "painting" in description:
+        found = maker("Who painted The Work?", {"[1]": work})
+    assert found is not None and found[1] == name

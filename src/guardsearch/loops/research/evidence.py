@@ -839,6 +839,57 @@ def claim_verdict(
     return against
 
 
+def maker(
+    question: str, sources: Mapping[str, Source] | Mapping[str, str | Source]
+) -> tuple[str, str, str] | None:
+    """(source id, name, clause): who a "who made it" question's subject's own source
+    says made it ("Who founded Toyota?": "It was founded by Kiichiro Toyoda"), the first
+    name after the relation's word in the first clause of the source the question names
+    by its title that words the relation. None for another kind of question, when no
+    such source or clause is retrieved, or when the name is the question's own."""
+    if answer_kind(question) != "person" or comparison_sides(question) is not None:
+        return None
+    wanted = set().union(*_relations(question)[1]) if _relations(question)[1] else set()
+    if not wanted:
+        return None
+    asked = _stems(question)
+    for source_id, source in sources.items():
+        if not _named_by(question, source):
+            continue
+        for clause in clauses(source_says(source)):
+            if _first_word(clause, wanted - {"_by"}) is None:
+                continue
+            name = _maker_after(clause, wanted)
+            if name and not _stems(name) <= asked:
+                return source_id, name, _tidy(clause)
+    return None
+
+
+def _maker_after(clause: str, wanted: set[str]) -> str | None:
+    """The maker's name in the words after the relation's: a name of two words or more
+    before a one-word name, which is most often a nationality ("by English writer
+    George Orwell", "by the Russian and American novelist Vladimir Nabokov")."""
+    at = _first_word(clause, wanted | ({"by"} if "_by" in wanted else set()))
+    # The maker follows the relation's "by" ("written by", "a 1642 painting by"), not
+    # any name after the relation ("written in Latin", "released through Epic Records").
+    by = re.compile(r"\bby\b").search(clause, at, at + 40) if at is not None else None
+    if by is None:
+        return None
+    near = clause[by.end() : by.end() + 90]
+    groups: list[str] = []
+    for found in _NAME_GROUP.finditer(near):
+        name = found.group(0).strip(" .,;:")
+        if not 0 < len(terms(name)) <= 4:
+            continue
+        # One capitalised word before a lower-case one qualifies a noun ("the Persian
+        # poet and Sufi mystic Rumi"): not a name.
+        if len(name.split()) == 1 and re.match(r"\s+[a-z]", near[found.end() :]):
+            continue  # ("Anglo-Irish writer" too)
+        groups.append(name)
+    whole = [g for g in groups if len(g.split()) >= 2]
+    return next(iter(whole or groups), None)
+
+
 def _title(source: str | Source) -> set[str]:
     return _stems(bare_title(source.title)) if isinstance(source, Source) else set()
 
@@ -1232,6 +1283,7 @@ __all__: Sequence[str] = (
     "list_evidence",
     "list_items",
     "list_size",
+    "maker",
     "missing_sides",
     "named_entities",
     "readable",

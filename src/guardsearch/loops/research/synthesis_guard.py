@@ -15,6 +15,9 @@
     hop          a two-hop question's year or number is the one the second hop's source
                  gives (a patch: "1881 [6]" from "(born 1881" in the article the first
                  hop names), not the first hop's own
+    maker        a "who made it" answer is the name the subject's own source gives
+                 after the relation (a patch: "Kiichiro Toyoda [1]" from "It was founded
+                 by Kiichiro Toyoda")
     support      a cited source states the answer *as the answer to this question*
                  (citations.verify_citations with evidence.py: the subject's source or
                  a source it names, the relation in the answer's clause); when another
@@ -62,6 +65,7 @@ from guardsearch.loops.research.evidence import (
     list_candidates,
     list_evidence,
     list_size,
+    maker,
     numbers_in,
     relation_words,
     yes_or_no,
@@ -412,7 +416,9 @@ async def hop(draft: Draft, judge: SupportJudge) -> GuardResult | None:
     the one the second hop's source gives for the asked relation (evidence.hop_value:
     "born 1881" in the article Guernica's names), not the first hop's own ("1937"):
     repaired to it, cited. Left to the other checks when the hops give no one value."""
-    found = hop_value(draft.question, draft.sources) if draft.sources else None
+    if isinstance(judge, NoSupportCheck) or not draft.sources:
+        return None  # with `--support off` nothing says what a source supports
+    found = hop_value(draft.question, draft.sources)
     if found is None:
         return None
     source_id, value, clause = found
@@ -423,6 +429,26 @@ async def hop(draft: Draft, judge: SupportJudge) -> GuardResult | None:
         f'says "{cut(clause, 160)}": the answer is {value}',
         "answer",
         patch=answer_patch(f"{value} {source_id}", source_id),
+    )
+
+
+async def made_by(draft: Draft, judge: SupportJudge) -> GuardResult | None:
+    """A "who made it" question ("Who founded Toyota?") is answered by the name its
+    subject's own source gives after the relation (evidence.maker: "It was founded by
+    Kiichiro Toyoda"): an answer that shares no word with it is repaired to it, cited."""
+    if isinstance(judge, NoSupportCheck) or not draft.sources:
+        return None  # with `--support off` nothing says what a source supports
+    found = maker(draft.question, draft.sources)
+    if found is None:
+        return None
+    source_id, name, clause = found
+    if set(terms(name)) & set(terms(draft.flat)):
+        return None
+    return GuardResult.fail(
+        f'source {source_id}, about what the question names, says "{cut(clause, 160)}": '
+        f"the answer is {name}",
+        "answer",
+        patch=answer_patch(f"{name} {source_id}", source_id),
     )
 
 
@@ -474,6 +500,8 @@ CHECKS: Sequence[tuple[str, Check]] = (
     ("list", listed),
     # A second hop's year or number, before a first hop's year passes as a year.
     ("hop", hop),
+    # Who made what the question names: the name its own source gives after the relation.
+    ("maker", made_by),
     # An echo or a subject question is repaired to a source's title before its form is
     # judged: "capital telangana" for "Which subject is described as: Capital of
     # Telangana?" becomes "Hyderabad", a name of the form asked.
