@@ -67,6 +67,10 @@ _keys = itertools.count(1)
 _tokens = itertools.count(1)  # process-wide: a mark outlives a channel (tests make many)
 _time_ns = time.time_ns
 
+# At exit, hand the export process what is left and do not wait for it to be exported
+# (docs/observability.md says what that trades).
+DETACH_ENV = "GUARDSEARCH_OTEL_DETACH"
+
 RunIdsRecord = tuple[int, int, int, tuple[int, int, bool, int] | None]
 _EVERY = frozenset(typing.get_args(EventKind))
 
@@ -129,6 +133,10 @@ class Channel:
         trace itself: `guardsearch.otel.EXPORTER_ENV`). `spawn=False`: no process; the
         frames stay here for `take_frames` (tests replay them in their own process)."""
         self.process: subprocess.Popen[bytes] | None = None
+        # At exit: hand everything over and leave the export to the process (its own
+        # session, so that the terminal's Ctrl-C or hang-up does not end it).
+        flag = os.environ.get(DETACH_ENV, "").strip().lower()
+        self.detach = flag in ("1", "true", "yes", "on")
         self._init_buffers()
         if spawn:
             if not marker:  # without it the process would start one of its own, and so on
@@ -143,7 +151,11 @@ class Channel:
         command = [sys.executable, "-m", "guardsearch.otel.export_process", str(os.getpid())]
         try:
             self.process = subprocess.Popen(
-                command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
+                command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                env=env,
+                start_new_session=self.detach,
             )
         except OSError as exc:
             raise ConfigError(
@@ -350,7 +362,9 @@ class Channel:
         return self._acked >= number
 
     def shutdown(self, timeout_s: float = 30.0) -> None:
-        """Send what is left, close the pipe, and wait for the process to export it."""
+        """Send what is left, close the pipe, and wait for the process to export it
+        (`detach`: do not wait; it exports on its own, for at most export_process's
+        EXIT_GRACE_S)."""
         if self._closed:
             return
         self.send(force=True)
@@ -363,6 +377,8 @@ class Channel:
         assert self.process.stdin is not None
         with contextlib.suppress(OSError):
             self.process.stdin.close()
+        if self.detach:
+            return
         try:
             self.process.wait(max(0.1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
