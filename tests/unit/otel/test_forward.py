@@ -5,10 +5,13 @@ each `exporter` test in the test's process and replayed as the export process wo
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import json
 import subprocess
 import sys
 import time
+import weakref
 from pathlib import Path
 
 import pytest
@@ -119,6 +122,30 @@ def test_the_export_process_sends_every_span_and_says_how_many(tmp_path: Path) -
     # 300 expansions: each its span, its call and one verdict per child; and the run.
     assert stats["spans"] == len(spans) == 1 + 300 * 2 + (out["nodes"] - 1)
     assert {s["scope"] for s in spans} == {"guardsearch"}
+
+
+def test_a_finished_run_s_task_and_result_are_freed_without_the_garbage_collector() -> None:
+    """The forwarder's mark of a task must not keep the task (and its result: a whole
+    search tree and trace) alive in a cycle until the collector's next full pass."""
+
+    class Result:
+        pass
+
+    async def main() -> tuple[weakref.ref[Result], Result]:
+        trace = Trace()
+        trace.emit("note", message="in a task")
+        result = Result()
+        return weakref.ref(result), result
+
+    _forwarding()
+    gc.disable()
+    try:
+        ref, result = asyncio.run(main())
+        del result
+        assert ref() is None
+    finally:
+        gc.enable()
+        otel.disable()
 
 
 EXIT_AFTER_SEARCH = """
