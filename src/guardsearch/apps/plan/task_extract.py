@@ -145,9 +145,11 @@ _KIND_TEXT: dict[str, str] = {
     "trip": "trip travel vacation holiday itinerary tour journey flight flights road "
     "backpacking honeymoon getaway sightseeing hotel hostel",
     "study_plan": "study learn exam exams course revise revision curriculum certification "
-    "syllabus lesson lessons practice vocabulary grammar fluency tutor",
+    "syllabus lesson lessons practice vocabulary grammar fluency tutor theory mock quiz "
+    "textbook chapters flashcards reading",
     "software_change": "bug feature refactor implement endpoint api code function module "
-    "library app release crash frontend backend login password regression",
+    "library app release crash frontend backend login password regression request "
+    "requests response limiting cache button",
     "data_migration": "migrate migration upgrade database schema postgres mysql transfer port "
     "move data cloud bucket warehouse files photos laptop reinstall wipe",
     "operations_runbook": "rotate backup backups certificate certificates deploy provision "
@@ -182,9 +184,12 @@ def task_kind(task: str) -> str:
 
 
 def fitting_kinds(task: str) -> tuple[str, ...]:
-    """The kinds a class may name for this task: each kind whose words it uses (the task
-    may be both, like "migrate the database during an outage"); none: only `other`."""
-    found = tuple(k for k, s in kind_scores(task).items() if s)
+    """The kinds a class may name for this task: each kind using at least half as many
+    of its words as the best (the task may be both, like "migrate the database during an
+    outage"); none: only `other`."""
+    scores = kind_scores(task)
+    best = max(scores.values())
+    found = tuple(k for k, s in scores.items() if s and 2 * s >= best)
     return found or ("other",)
 
 
