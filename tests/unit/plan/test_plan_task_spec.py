@@ -241,7 +241,7 @@ async def test_the_search_retries_a_plan_with_the_missing_constraints_named() ->
 async def test_the_model_adds_only_phrases_the_task_states() -> None:
     from guardsearch.apps.plan.task_model_spec import model_spec
 
-    task = "Renovate the kitchen in 6 weeks, keeping the old tiles and adding an island"
+    task = "Renovate the kitchen in 6 weeks, keeping the old tiles; an island would be nice"
     invented = json.dumps({"constraints": ["a marble floor", "old tiles"]})
     grounded = json.dumps({"constraints": ["6 weeks", "old tiles", "an island"]})
     model = ScriptedModel([invented, grounded])

@@ -6,6 +6,7 @@ Each returns what is wrong in words a model can act on (None or empty: nothing).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -33,6 +34,9 @@ def step_words(step: PlanStep) -> tuple[str, ...]:
 def action_problem(action: str) -> str | None:
     """Why the action name `action` is not an action on an object (None: it is)."""
     act = words(action)
+    first = re.split(r"[\s_\-]+", action.strip())[0]
+    if not re.fullmatch(r"[A-Za-z]{2,}", first):
+        return "does not start with a verb (write verb_object, like book_venue)"
     if len(act) < 2:
         return "names no action on an object (write verb_object, like book_venue)"
     if act[0] in VAGUE_VERBS:

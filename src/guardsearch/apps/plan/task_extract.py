@@ -28,6 +28,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from guardsearch.apps.plan.task_phrases import (
+    END,
+    Found,
+    acts,
+    dish_names,
+    means,
+    qualifiers,
+    topics,
+)
 from guardsearch.apps.plan.task_spec import Constraint, Dependency, TaskSpec
 from guardsearch.apps.plan.task_text import STOP_WORDS, number_text, parse_number, stem, words
 
@@ -90,7 +99,7 @@ _PLACE = re.compile(
 )
 _QUANTITY = re.compile(
     rf"(?<![\w.,])(?P<n>{_NUM})\s*(?P<unit>%|[a-z]{{2,}})?"
-    rf"|\b(?P<w>{_WORDNUM})\s+(?P<wunit>[a-z]{{3,}})\b",
+    rf"|\b(?P<w>{_WORDNUM})(?P<sep>\s+|-)(?P<wunit>[a-z]{{3,}})\b",
     re.I,
 )
 _DELIVERABLES = (
@@ -117,8 +126,7 @@ _WITH = re.compile(
 _NOT_TOPICS = frozenset(("budget", "downtime", "time", "help", "care", "respect"))
 _OWN_PLACE = re.compile(
     r"\b(?:in|at|inside|outside)\s+(?:our|my|your|their|his|her|the)\s+(?:[a-z]+\s+)?"
-    r"(?P<noun>[a-z]{3,})(?=\s*(?:$|[,.;]|\b(?:and|or|for|on|by|to|with|within|before|after|"
-    r"of|this|next)\b))",
+    r"(?P<noun>[a-z]{3,})" + END,
 )
 # Nouns after "in the" / "at our" that are no place (times, manners).
 _NOT_PLACES_TEXT = (
@@ -137,9 +145,11 @@ _KIND_TEXT: dict[str, str] = {
     "trip": "trip travel vacation holiday itinerary tour journey flight flights road "
     "backpacking honeymoon getaway sightseeing hotel hostel",
     "study_plan": "study learn exam exams course revise revision curriculum certification "
-    "syllabus lesson lessons practice vocabulary grammar fluency tutor",
+    "syllabus lesson lessons practice vocabulary grammar fluency tutor theory mock quiz "
+    "textbook chapters flashcards reading",
     "software_change": "bug feature refactor implement endpoint api code function module "
-    "library app release crash frontend backend login password regression",
+    "library app release crash frontend backend login password regression request "
+    "requests response limiting cache button",
     "data_migration": "migrate migration upgrade database schema postgres mysql transfer port "
     "move data cloud bucket warehouse files photos laptop reinstall wipe",
     "operations_runbook": "rotate backup backups certificate certificates deploy provision "
@@ -174,32 +184,16 @@ def task_kind(task: str) -> str:
 
 
 def fitting_kinds(task: str) -> tuple[str, ...]:
-    """The kinds a class may name for this task: each kind whose words it uses (the task
-    may be both, like "migrate the database during an outage"); none: only `other`."""
-    found = tuple(k for k, s in kind_scores(task).items() if s)
+    """The kinds a class may name for this task: each kind using at least half as many
+    of its words as the best (the task may be both, like "migrate the database during an
+    outage"); none: only `other`."""
+    scores = kind_scores(task)
+    best = max(scores.values())
+    found = tuple(k for k, s in scores.items() if s and 2 * s >= best)
     return found or ("other",)
 
 
-class _Found:
-    """Constraints found so far, with the spans of the task they used (not read twice)."""
-
-    def __init__(self) -> None:
-        self.items: list[Constraint] = []
-        self.spans: list[tuple[int, int]] = []
-
-    def free(self, start: int, end: int) -> bool:
-        return all(end <= s or start >= e for s, e in self.spans)
-
-    def add(self, span: tuple[int, int], kind: str, text: str, **fields: object) -> None:
-        if not self.free(*span):
-            return
-        self.spans.append(span)
-        same = sum(1 for c in self.items if c.kind == kind)
-        ident = kind if not same else f"{kind}-{same + 1}"
-        self.items.append(Constraint(id=ident, kind=kind, text=text.strip(), **fields))  # type: ignore[arg-type]
-
-
-def _money(task: str, found: _Found) -> None:
+def _money(task: str, found: Found) -> None:
     for m in _MONEY.finditer(task):
         raw = m.group("n1") or m.group("n2")
         value = parse_number(raw)
@@ -209,7 +203,7 @@ def _money(task: str, found: _Found) -> None:
                       terms=[number_text(value)])  # fmt: skip
 
 
-def _people(task: str, found: _Found) -> None:
+def _people(task: str, found: Found) -> None:
     for m in _PEOPLE.finditer(task):
         raw = m.group("n") or m.group("n2") or m.group("n3")
         value = parse_number(raw.replace("a dozen", "dozen"))
@@ -218,7 +212,7 @@ def _people(task: str, found: _Found) -> None:
                       unit="people", terms=[number_text(value)])  # fmt: skip
 
 
-def _duration(task: str, found: _Found) -> None:
+def _duration(task: str, found: Found) -> None:
     for m in _DURATION.finditer(task):
         raw = m.group("n").lower()
         if raw in ("a", "an") and _RATE.search(task[: m.start()]):
@@ -260,16 +254,31 @@ def duration_terms(value: float, unit: str) -> list[str]:
     return terms
 
 
-def _dates(task: str, found: _Found) -> None:
+_QUALIFIED = re.compile(rf"\s+(?P<np>[a-z]{{3,}}(?:\s+[a-z]{{3,}})?){END}")
+
+
+def _qualified(task: str, end: int) -> list[str]:
+    """The noun a date or a name qualifies ("the Sunday maintenance window", "Postgres
+    12"): a step saying that noun, or that version, names the same thing."""
+    version = re.match(r"\s+(\d+(?:\.\d+)*)\b", task[end:])
+    if version:
+        return [version.group(1)]
+    m = _QUALIFIED.match(task, end)
+    if m is None or words(m.group("np"))[:1] in ((), *((w,) for w in words(_NOT_PLACES_TEXT))):
+        return []
+    return [m.group("np")] if m.group("np").split()[0] not in STOP_WORDS else []
+
+
+def _dates(task: str, found: Found) -> None:
     for m in _DATE.finditer(task):
         parts = [p for p in (m.group(g) for g in ("d1", "m1", "m2", "d2", "m3", "wd")) if p]
         text = m.group("iso") or " ".join(parts)
-        found.add(m.span(), "date", m.group(0), terms=[text])
+        found.add(m.span(), "date", m.group(0), terms=[text, *_qualified(task, m.end())])
     for m in _TIME.finditer(task):
         found.add(m.span(), "time", m.group(0), terms=[m.group("t")])
 
 
-def _places(task: str, found: _Found) -> None:
+def _places(task: str, found: Found) -> None:
     months = re.compile(rf"^(?:{_MONTHS}|{_WEEKDAYS})$", re.I)
     for m in _PLACE.finditer(task):
         place = m.group("place").rstrip(".'’")
@@ -278,10 +287,12 @@ def _places(task: str, found: _Found) -> None:
         # "Google Workspace" may be "Workspace" in a step; "New York" is "New York".
         last = place.split()[-1]
         terms = [place, last] if " " in place and len(last) >= 3 else [place]
+        version = _qualified(task, m.end("place"))
+        terms += [v for v in version if v[0].isdigit()]
         found.add(m.span("place"), "place", place, terms=terms)
 
 
-def _own_places(task: str, found: _Found) -> None:
+def _own_places(task: str, found: Found) -> None:
     """A place named by its kind ("in our garden", "at the office", "in the city park")."""
     for m in _OWN_PLACE.finditer(task):
         noun = m.group("noun").lower()
@@ -294,7 +305,7 @@ _NAME = re.compile(
 )
 
 
-def _names(task: str, found: _Found) -> None:
+def _names(task: str, found: Found) -> None:
     """A name the task uses past its first word ("an online Python course", "reinstall
     Windows", "the REST API"): the plan must say it too (months and weekdays are dates).
     A name that qualifies a noun ("the API signing keys") is also addressed by that noun."""
@@ -310,13 +321,14 @@ def _names(task: str, found: _Found) -> None:
             if not re.search(r"(?:ing|ed|ly)$", w):  # "signing keys": the noun is keys
                 nouns.append(w)
         terms = [name.split()[-1], *nouns[-1:]]
+        terms += [v for v in _qualified(task, m.end("name")) if v[0].isdigit()]
         found.add(m.span("name"), "requirement", name, terms=terms)
 
 
 _NOT_NOUN = re.compile(r"^(?:with|without|while|when|during|within|until|using)$")
 
 
-def _with(task: str, found: _Found) -> None:
+def _with(task: str, found: Found) -> None:
     """What the task says to do it with, keep or use ("with new cabinets", "keeping the
     old tiles", "with a van"): the noun ending the phrase."""
     for m in _WITH.finditer(task):
@@ -325,14 +337,17 @@ def _with(task: str, found: _Found) -> None:
             found.add(m.span("noun"), "deliverable", m.group(0), unit=noun, terms=[noun])
 
 
-def _quantities(task: str, found: _Found) -> None:
+def _quantities(task: str, found: Found) -> None:
     for m in _QUANTITY.finditer(task):
         if m.group("w"):  # "two colours": a count said in words (the count or the thing)
             unit = m.group("wunit").lower()
             value = parse_number(m.group("w").replace("a dozen", "dozen"))
+            # "three-course": one word, the count and its noun together.
+            joined = m.group("sep") == "-"
+            count = number_text(value or 0)
+            terms = [f"{count} {unit}"] if joined else [count, unit]
             if value is not None and unit not in STOP_WORDS:
-                found.add(m.span(), "quantity", m.group(0), value=value, unit=unit,
-                          terms=[number_text(value), unit])  # fmt: skip
+                found.add(m.span(), "quantity", m.group(0), value=value, unit=unit, terms=terms)
             continue
         value = parse_number(m.group("n"))
         unit = (m.group("unit") or "").lower()
@@ -342,13 +357,21 @@ def _quantities(task: str, found: _Found) -> None:
             # The number is what a step must say ("40" of "40 lessons"): the noun after it
             # may be an adjective ("3 raised beds") or said otherwise ("40 videos").
             found.add(m.span(), "quantity", m.group(0), value=value, unit=unit,
-                      terms=[number_text(value)])  # fmt: skip
+                      terms=[number_text(value), *_in_metres(value, unit)])  # fmt: skip
         else:
             found.add(m.span("n"), "number", m.group("n"), value=value,
                       terms=[number_text(value)])  # fmt: skip
 
 
-def _deliverables(task: str, found: _Found) -> None:
+_KM = frozenset(("km", "kms", "kilometre", "kilometres", "kilometer", "kilometers"))
+
+
+def _in_metres(value: float, unit: str) -> list[str]:
+    """A distance in km is also its metres ("5 km" is the "5k" of a run: 5000)."""
+    return [number_text(value * 1000)] if unit in _KM else []
+
+
+def _deliverables(task: str, found: Found) -> None:
     for m in _DELIVERABLE.finditer(task):
         noun = m.group("noun").lower()
         mods = [w for w in m.group("mods").lower().split() if w not in STOP_WORDS | _ASKING_VERBS]
@@ -381,6 +404,19 @@ def _an_action(phrase: str) -> bool:
     )
 
 
+_FIRST_ACT = re.compile(
+    r"^(?P<act>[^,.;]+?)(?=\s+(?:on|in|at|for|with|without|from|to|by|within|during|and|then)\b|[,.;]|$)",
+    re.I,
+)
+
+
+def _first_act(task: str) -> str:
+    """The task's opening act up to its first preposition ("Rotate the API signing keys"
+    of "Rotate the API signing keys on 4 servers ...")."""
+    m = _FIRST_ACT.match(task)
+    return " ".join(m.group("act").split()[:6]) if m and _an_action(m.group("act")) else ""
+
+
 def dependencies(task: str) -> list[Dependency]:
     """Stated orders: "A before B", "B after A", "first A, then B" (a time or a state
     after before/after is a deadline, not an order)."""
@@ -388,6 +424,13 @@ def dependencies(task: str) -> list[Dependency]:
     for m in _ORDER.finditer(task):
         left = _phrase(task[: m.start()], last=True)
         right = _phrase(task[m.end() :], last=False)
+        delay = m.group("word").lower() == "after" and _DURATION.match(task, m.end())
+        if _an_action(left) and delay:
+            # "... and revoke the old keys after 24 hours": after the task's first act.
+            opening = _first_act(task)
+            if opening and not set(words(left)) <= set(words(opening)):
+                out.append(Dependency(before=opening, after=left))
+            continue
         if not (_an_action(left) and _an_action(right)):
             continue
         first, then = (left, right) if m.group("word").lower() == "before" else (right, left)
@@ -400,10 +443,10 @@ def dependencies(task: str) -> list[Dependency]:
 
 
 def _constraints(task: str) -> Iterator[Constraint]:
-    found = _Found()
+    found = Found()
     rules = (
-        _money, _people, _duration, _dates, _places, _own_places, _quantities, _deliverables,
-        _with, _names,
+        _money, _people, _duration, _dates, _places, _own_places, means, qualifiers,
+        _quantities, topics, _deliverables, _with, _names, dish_names, acts,
     )  # fmt: skip
     for rule in rules:
         rule(task, found)
