@@ -6,7 +6,14 @@ export process (held, as while a search runs: no process, nothing encoded), at t
 sizes, and take the difference per expansion (benchmarks/results/otel_overhead.md):
 
     valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \\
-        python benchmarks/otel_instructions.py {off|fwd} {bfs|astar} N
+        "$(python3 -c 'import sys; print(sys.executable)')" \\
+        benchmarks/otel_instructions.py {off|fwd} {bfs|astar} N
+
+(the interpreter itself: valgrind does not follow a pyenv shim's exec.) One search in
+a fresh process: what a run leaves behind for the next one to pay is not counted (a
+cycle that kept each finished run alive until the collector's next full pass cost the
+next search +30 % and showed here as +0.5 %), so benchmarks/otel_overhead.py times many
+searches in long-lived processes.
 """
 
 from __future__ import annotations

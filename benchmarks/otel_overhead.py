@@ -1,9 +1,15 @@
 """What OpenTelemetry tracing costs the search engine (docs/observability.md).
 
 The engine benchmark of overhead.py (a zero-latency scripted model, three children per
-expansion) in alternating turns, each turn its own process:
+expansion, bfs and astar) run by long-lived worker processes, one per mode, in
+alternating turns: each round, for each strategy, every worker runs one search of
+`--expansions` in a shuffled order while the others wait idle, so the turns compared
+sit a second apart under the same machine load. The figure is the paired ratio of
+each round (tracing on against off, in the same round), summarised by its geometric
+mean with a 95 % bootstrap interval over the rounds, and its median:
 
-- `base`: a checkout from before tracing existed (`--base-src DIR`), nothing set;
+- `base`: a tree from before tracing existed (`--base-src DIR`; `--make-base DIR`
+  writes one from this tree), nothing set;
 - `off`: this tree with no endpoint (tracing off: must cost what `base` costs);
 - `otlp`: this tree with `OTEL_EXPORTER_OTLP_ENDPOINT` set, so every run's spans go over
   OTLP/HTTP (protobuf, the SDK's batching processor) to a receiver on 127.0.0.1 that
@@ -12,15 +18,18 @@ expansion) in alternating turns, each turn its own process:
 - `inproc` (with `--inproc`): the same, with `GUARDSEARCH_OTEL_IN_PROCESS=1`: the spans
   made and exported in the run's own process (the SDK's batching thread).
 
-Per strategy it reports µs per expansion: `search` (the wall time of the search call),
-`with_export` (the search plus flushing every span to the receiver), `cpu` (the CPU
-time of the run's process for both, exporter threads included, plus that of the export
-process: on a shared, loaded machine the steadier figure) and `cpu_run` (the run's
-process alone). With `--delay-ms`, the
-scripted model takes that long per call.
+Per turn: `search` (the search call's wall time), `cpu` (the CPU time of the worker's
+process during it), and for the tracing modes, after it and untimed in `search`, the
+flush of every span to the receiver: `with_export` (the search plus that flush, wall),
+`cpu_run` (the worker's CPU for both: the encoding of the events, done at that quiet
+moment, included) and `cpu_all` (that plus the export process's CPU). All in µs per
+expansion. A tracing turn's figures are compared with the `off` turn's `search` (wall)
+or `cpu` (CPU) of the same round.
 
-    python benchmarks/otel_overhead.py [--rounds 6] [--expansions 2000] [--base-src DIR]
-        [--src DIR] [--delay-ms 0] [--inproc] [--json]
+    python benchmarks/otel_overhead.py [--rounds 40] [--expansions 2000] [--delay-ms 0]
+        [--base-src DIR] [--no-otlp] [--inproc] [--exits N] [--seed 1] [--json]
+    python benchmarks/otel_overhead.py --markdown REPORT.json
+    python benchmarks/otel_overhead.py --make-base DIR
 """
 
 from __future__ import annotations
@@ -28,7 +37,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import os
+import random
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -42,94 +55,66 @@ HERE = Path(__file__).resolve().parent
 SRC = HERE.parent / "src"
 STRATEGIES = ("bfs", "astar")
 ON_MODES = ("otlp", "inproc")
-# wall of the search; of the search and the export's flush; CPU of every process (the
-# run's, its threads, the export process); CPU of the run's process alone
-MEASURES = ("search", "with_export", "cpu", "cpu_run")
+MEASURES = ("search", "cpu", "with_export", "cpu_run", "cpu_all")
+BOOTSTRAP = 4000  # resamples of the rounds for the 95 % interval
 
 
-def turn(expansions: int, delay_ms: float) -> dict[str, Any]:
-    """One turn in this process: each strategy's search timed, then the export flushed."""
+# --- a worker: one mode's process, running a search each time it is asked ------------
+
+
+def worker(expansions: int, delay_ms: float) -> None:
+    """Read `STRATEGY` lines on stdin; for each, run one search and answer a JSON line."""
     sys.path.insert(0, str(HERE))
     import overhead
 
     from guardsearch.models.scripted import ScriptedModel
     from guardsearch.search import search
 
-    async def run(strategy: str) -> tuple[float, float, int]:
+    tracing = "opentelemetry.sdk" in sys.modules
+
+    def run(strategy: str) -> dict[str, Any]:
         model = ScriptedModel(overhead._propose, delay_s=delay_ms / 1000)
+        space = overhead.WideSpace()
         started, cpu = time.perf_counter(), time.process_time()
-        result = await search(
-            overhead.WideSpace(), strategy, model=model, max_expansions=expansions
-        )
-        return time.perf_counter() - started, time.process_time() - cpu, result.expansions
+        result = asyncio.run(search(space, strategy, model=model, max_expansions=expansions))
+        wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+        out = {"search": wall, "cpu": cpu, "expansions": result.expansions}
+        if tracing:
+            out.update(_flush())
+        return out
 
-    counted = _count_spans()
-    asyncio.run(run("bfs"))  # warm up (imports, caches; the export process starts)
-    _, _, exporter_cpu, _ = _flush()
-    out: dict[str, Any] = {}
-    for strategy in STRATEGIES:
-        seconds, cpu, done = asyncio.run(run(strategy))
-        flush_wall, flush_cpu, exporter_after, _ = _flush()
-        exported = exporter_after - exporter_cpu
-        exporter_cpu = exporter_after
-        out[strategy] = {
-            "search": round(1e6 * seconds / done, 1),
-            "with_export": round(1e6 * (seconds + flush_wall) / done, 1),
-            "cpu": round(1e6 * (cpu + flush_cpu + exported) / done, 1),
-            "cpu_run": round(1e6 * (cpu + flush_cpu) / done, 1),
-        }
-    out["emit_ns"] = _emit_ns()
-    out["tracing"] = "opentelemetry.sdk" in sys.modules
-    made = _flush()[3]
-    out["spans"] = made if made is not None else (counted[0] if counted else 0)
-    return out
+    if tracing:
+        _spans_here()  # with the spans made here: count them from the first
+    warm: dict[str, Any] = {}
+    for strategy in STRATEGIES:  # warm up (imports, caches; the export process starts)
+        warm = run(strategy)
+    hello = {"tracing": tracing, "exporter_cpu": warm.get("exporter_cpu", 0.0)}
+    print(json.dumps(hello), flush=True)
+    for line in sys.stdin:
+        strategy = line.strip()
+        if not strategy:
+            break
+        print(json.dumps(run(strategy)), flush=True)
 
 
-def _emit_ns() -> float:
-    """Nanoseconds per `Trace.emit` of a model-call-sized event to one subscriber (the
-    JSONL sink's place), best of 10 runs of 2,000: what every event costs whether
-    tracing is on or off. With tracing on, what the export process is handed is flushed
-    between runs (untimed): the figure is the run's note of each event, not its
-    encoding (which waits for a quiet moment, otel/forward.py)."""
-    import timeit
+def once(expansions: int, delay_ms: float) -> None:
+    """A program that runs one bfs search and exits (what `--exits` times from outside)."""
+    sys.path.insert(0, str(HERE))
+    import overhead
 
-    from guardsearch.core.events import Trace
+    from guardsearch.models.scripted import ScriptedModel
+    from guardsearch.search import search
 
-    trace = Trace()
-    trace.subscribe(lambda event: None)
-    data = {"model": "m", "prompt_tokens": 10, "completion_tokens": 5, "latency_s": 0.1}
-    n, best = 2000, float("inf")
-    for _ in range(10):
-        best = min(
-            best, timeit.timeit(lambda: trace.emit("note", step="s", node="n", **data), number=n)
-        )
-        _flush()
-    return round(1e9 * best / n, 1)
+    model = ScriptedModel(overhead._propose, delay_s=delay_ms / 1000)
+    started = time.perf_counter()
+    asyncio.run(search(overhead.WideSpace(), "bfs", model=model, max_expansions=expansions))
+    print(json.dumps({"search": time.perf_counter() - started}), flush=True)
 
 
-def _count_spans() -> list[int]:
-    """A list whose one number counts the spans ended (empty with tracing off)."""
-    if "opentelemetry.sdk" not in sys.modules:
-        return []
-    from opentelemetry import trace
-    from opentelemetry.sdk.trace import SpanProcessor
-
-    count = [0]
-
-    class Count(SpanProcessor):
-        def on_end(self, span: Any) -> None:
-            count[0] += 1
-
-    trace.get_tracer_provider().add_span_processor(Count())  # type: ignore[attr-defined]
-    return count
-
-
-def _flush() -> tuple[float, float, float, int | None]:
-    """Wall and CPU seconds to push every span still queued to the receiver, the export
-    process's CPU seconds so far, and the spans it made (0, 0, 0, None with tracing off;
-    the last two 0 and None when the spans are made in this process)."""
-    if "opentelemetry.sdk" not in sys.modules:
-        return 0.0, 0.0, 0.0, None
+def _flush() -> dict[str, float]:
+    """Push every span still held or queued to the receiver: the wall and CPU seconds
+    of this process that takes, the export process's CPU seconds so far and the spans
+    it has made (the last two 0 when the spans are made in this process)."""
     from opentelemetry import trace
 
     from guardsearch import otel
@@ -140,10 +125,33 @@ def _flush() -> tuple[float, float, float, int | None]:
         trace.get_tracer_provider().force_flush(60_000)  # type: ignore[attr-defined]
     elif stats["dropped"]:
         raise SystemExit(f"the export process dropped {stats['dropped']} events")
-    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
-    if stats is None:
-        return wall, cpu, 0.0, None
-    return wall, cpu, stats["cpu_s"], int(stats["spans"])
+    out = {"flush": time.perf_counter() - started, "flush_cpu": time.process_time() - cpu}
+    out["exporter_cpu"] = stats["cpu_s"] if stats else 0.0
+    out["spans"] = stats["spans"] if stats else _spans_here()
+    return out
+
+
+_counted: list[int] = []
+
+
+def _spans_here() -> int:
+    """Spans ended in this process so far (a processor added on first use, after the
+    warm-up: the receiver's count includes the warm-up's, so it is added up here too)."""
+    if not _counted:
+        from opentelemetry import trace
+        from opentelemetry.sdk.trace import SpanProcessor
+
+        _counted.append(0)
+
+        class Count(SpanProcessor):
+            def on_end(self, span: Any) -> None:
+                _counted[0] += 1
+
+        trace.get_tracer_provider().add_span_processor(Count())  # type: ignore[attr-defined]
+    return _counted[0]
+
+
+# --- the coordinator ------------------------------------------------------------------
 
 
 class Receiver:
@@ -177,33 +185,346 @@ class Receiver:
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
 
-def run_turn(mode: str, args: argparse.Namespace, receiver: Receiver) -> dict[str, Any]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
-    env["PYTHONPATH"] = str(args.base_src if mode == "base" else args.src)
-    env.pop("GUARDSEARCH_OTEL_IN_PROCESS", None)
-    if mode in ON_MODES:
+class Worker:
+    """One mode's worker process, and the pipe to it."""
+
+    def __init__(self, mode: str, args: argparse.Namespace, receiver: Receiver) -> None:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+        env["PYTHONPATH"] = str(args.base_src if mode == "base" else args.src)
+        env.pop("GUARDSEARCH_OTEL_IN_PROCESS", None)
+        if mode in ON_MODES:
+            env["OTEL_EXPORTER_OTLP_ENDPOINT"] = receiver.url
+        if mode == "inproc":
+            env["GUARDSEARCH_OTEL_IN_PROCESS"] = "1"
+            # The SDK's batching processor drops spans beyond its queue (2,048 by
+            # default): keep every one. `otlp` keeps the defaults (its bounds on how long
+            # events are held are the default ones: otel/pacing.py).
+            env["OTEL_BSP_MAX_QUEUE_SIZE"] = "1000000"
+        command = [sys.executable, __file__, "--worker", "--expansions", str(args.expansions)]
+        command += ["--delay-ms", str(args.delay_ms)]
+        self.mode = mode
+        self.process = subprocess.Popen(
+            command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        hello = self._answer()
+        self.exporter_cpu = hello["exporter_cpu"]  # the export process's CPU after warm-up
+        if hello["tracing"] != (mode in ON_MODES):
+            raise SystemExit(f"{mode} worker: tracing was {'on' if hello['tracing'] else 'off'}")
+
+    def _answer(self) -> dict[str, Any]:
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        if not line:
+            raise SystemExit(f"the {self.mode} worker ended (exit {self.process.wait()})")
+        answer: dict[str, Any] = json.loads(line)
+        return answer
+
+    def run(self, strategy: str) -> dict[str, Any]:
+        assert self.process.stdin is not None
+        self.process.stdin.write(strategy + "\n")
+        self.process.stdin.flush()
+        return self._answer()
+
+    def close(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        if self.process.wait(600) != 0:
+            raise SystemExit(f"the {self.mode} worker failed (exit {self.process.returncode})")
+
+
+def per_expansion(answer: dict[str, Any], exporter_before: float) -> dict[str, float]:
+    """A worker's answer as µs per expansion of every measure."""
+    n = answer["expansions"]
+    out = {"search": answer["search"], "cpu": answer["cpu"]}
+    if "flush" in answer:
+        out["with_export"] = answer["search"] + answer["flush"]
+        out["cpu_run"] = answer["cpu"] + answer["flush_cpu"]
+        out["cpu_all"] = out["cpu_run"] + answer["exporter_cpu"] - exporter_before
+    return {k: round(1e6 * v / n, 1) for k, v in out.items()}
+
+
+def measure(args: argparse.Namespace) -> dict[str, Any]:
+    modes = (["base"] if args.base_src else []) + ["off"] + ([] if args.no_otlp else ["otlp"])
+    modes += ["inproc"] if args.inproc else []
+    receiver = Receiver()
+    workers = {mode: Worker(mode, args, receiver) for mode in modes}
+    exporter = {mode: w.exporter_cpu for mode, w in workers.items()}
+    spans = dict.fromkeys(modes, 0)
+    turns: dict[str, dict[str, list[dict[str, float]]]] = {
+        m: {s: [] for s in STRATEGIES} for m in modes
+    }
+    shuffle = random.Random(args.seed).shuffle
+    for _ in range(args.rounds):
+        for strategy in STRATEGIES:
+            order = list(modes)
+            shuffle(order)  # no mode always first (or always right after a flush)
+            for mode in order:
+                answer = workers[mode].run(strategy)
+                turns[mode][strategy].append(per_expansion(answer, exporter[mode]))
+                exporter[mode] = answer.get("exporter_cpu", 0.0)
+                spans[mode] = answer.get("spans", 0)
+    for each in workers.values():
+        each.close()
+    made = sum(spans[m] for m in modes if m in ON_MODES)
+    time.sleep(0.5)  # the receiver answers before it counts: let the last count land
+    if made != receiver.spans:
+        raise SystemExit(f"made {made} spans, received {receiver.spans}")
+    return {
+        "rounds": args.rounds,
+        "expansions": args.expansions,
+        "delay_ms": args.delay_ms,
+        "seed": args.seed,
+        "load_avg": [round(x, 2) for x in os.getloadavg()],
+        "spans_made": made,
+        "spans_received": receiver.spans,
+        "summary": summarise(turns, modes, args.seed),
+        "turns": turns,
+    }
+
+
+EXIT_MODES = ("off", "otlp", "detach")
+
+
+def exit_turn(mode: str, args: argparse.Namespace, receiver: Receiver) -> dict[str, float]:
+    """One fresh process in `mode` (`detach`: otlp with GUARDSEARCH_OTEL_DETACH=1):
+    the seconds from its start to its exit, its search's, and the spans it sent (once
+    they have all come: a detached export process ends after the run's)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "GUARDSEARCH_OTEL"))}
+    env["PYTHONPATH"] = str(args.src)
+    if mode != "off":
         env["OTEL_EXPORTER_OTLP_ENDPOINT"] = receiver.url
-    if mode == "inproc":
-        env["GUARDSEARCH_OTEL_IN_PROCESS"] = "1"
-        # The SDK's batching processor drops spans beyond its queue (2,048 by default):
-        # keep every one. `otlp` keeps the default: the export process drops nothing
-        # (the events wait in the pipe instead) and the limits of how long the run's
-        # process holds its events are the default ones (otel/pacing.py).
-        env["OTEL_BSP_MAX_QUEUE_SIZE"] = "1000000"
-    command = [sys.executable, __file__, "--turn", "--expansions", str(args.expansions)]
+    if mode == "detach":
+        env["GUARDSEARCH_OTEL_DETACH"] = "1"
+    command = [sys.executable, __file__, "--once", "--expansions", str(args.expansions)]
     command += ["--delay-ms", str(args.delay_ms)]
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
+    before = receiver.spans
+    with open(os.devnull, "w") as quiet:  # a detached export process keeps stderr open
+        started = time.perf_counter()
+        done = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=quiet, text=True)
+        wall = time.perf_counter() - started
     if done.returncode != 0:
-        raise SystemExit(f"{mode} turn failed: {done.stderr[-2000:]}")
-    result: dict[str, Any] = json.loads(done.stdout)
-    if result["tracing"] != (mode in ON_MODES):
-        raise SystemExit(f"{mode} turn: tracing was {'on' if result['tracing'] else 'off'}")
-    return result
+        raise SystemExit(f"the {mode} program failed (exit {done.returncode})")
+    settled, count = time.monotonic(), receiver.spans
+    while mode == "detach" and time.monotonic() - settled < 2.0:  # until no span came for 2 s
+        time.sleep(0.1)
+        if receiver.spans != count:
+            settled, count = time.monotonic(), receiver.spans
+    return {"process": wall, "search": json.loads(done.stdout)["search"], "spans": count - before}
+
+
+def measure_exits(args: argparse.Namespace) -> dict[str, Any]:
+    """`--exits` rounds of one program per mode, in a shuffled order each round."""
+    receiver = Receiver()
+    turns: dict[str, list[dict[str, float]]] = {m: [] for m in EXIT_MODES}
+    shuffle = random.Random(args.seed).shuffle
+    for _ in range(args.exits):
+        order = list(EXIT_MODES)
+        shuffle(order)
+        for mode in order:
+            turns[mode].append(exit_turn(mode, args, receiver))
+    spans = {m: sorted({t["spans"] for t in turns[m]}) for m in ("otlp", "detach")}
+    if len(spans["otlp"]) != 1 or spans["detach"] != spans["otlp"]:
+        raise SystemExit(f"spans received per program differ: {spans}")
+    out: dict[str, Any] = {"rounds": args.exits, "spans_per_program": spans["otlp"][0]}
+    for mode in EXIT_MODES:
+        for key in ("process", "search"):
+            values = [t[key] for t in turns[mode]]
+            out[f"{mode}/{key}"] = {
+                "median": round(statistics.median(values), 3),
+                "best": round(min(values), 3),
+            }
+    for mode in ("otlp", "detach"):
+        ratios = [
+            on["process"] / off["process"]
+            for on, off in zip(turns[mode], turns["off"], strict=True)
+        ]
+        mean, low, high = geometric_ci(ratios, args.seed)
+        out[f"{mode} vs off/process"] = {"mean": mean, "ci95": [low, high]}
+    out["turns"] = turns
+    return out
+
+
+# --- statistics -----------------------------------------------------------------------
+
+
+def geometric_ci(ratios: list[float], seed: int) -> tuple[float, float, float]:
+    """The geometric mean of `ratios` and its 95 % percentile-bootstrap interval
+    (resampling the rounds), each as a percentage change."""
+    logs = [math.log(r) for r in ratios]
+    draw = random.Random(seed).choices
+    means = sorted(statistics.fmean(draw(logs, k=len(logs))) for _ in range(BOOTSTRAP))
+    low, high = means[int(0.025 * BOOTSTRAP)], means[int(0.975 * BOOTSTRAP) - 1]
+    return tuple(round(100 * (math.exp(x) - 1), 1) for x in (statistics.fmean(logs), low, high))  # type: ignore[return-value]
+
+
+def summarise(
+    turns: dict[str, dict[str, list[dict[str, float]]]], modes: list[str], seed: int
+) -> dict[str, Any]:
+    """Per mode and strategy: each measure's median and best; against the reference of
+    the same round (`off`; `off` against `base`): the paired ratios' geometric mean, its
+    95 % interval, their median and range."""
+    out: dict[str, Any] = {}
+    pairs = [(m, "off") for m in modes if m in ON_MODES]
+    pairs += [("off", "base")] if "base" in modes else []
+    for strategy in STRATEGIES:
+        for mode in modes:
+            rows = turns[mode][strategy]
+            for key in rows[0]:
+                values = [r[key] for r in rows]
+                out[f"{mode}/{strategy}/{key}"] = {
+                    "median": round(statistics.median(values), 1),
+                    "best": min(values),
+                }
+        for mode, ref in pairs:
+            for key in turns[mode][strategy][0]:
+                base_key = "search" if key in ("search", "with_export") else "cpu"
+                ratios = [
+                    on[key] / off[base_key]
+                    for on, off in zip(turns[mode][strategy], turns[ref][strategy], strict=True)
+                ]
+                mean, low, high = geometric_ci(ratios, seed)
+                pcts = sorted(round(100 * (r - 1), 1) for r in ratios)
+                out[f"{mode} vs {ref}/{strategy}/{key}"] = {
+                    "mean": mean,
+                    "ci95": [low, high],
+                    "median": round(statistics.median(pcts), 1),
+                    "range": [pcts[0], pcts[-1]],
+                }
+    return out
+
+
+# --- the report -----------------------------------------------------------------------
+
+LABELS = {
+    "search": "the search, wall",
+    "cpu": "the search, CPU of the run's process",
+    "with_export": "the search + flushing every span to the receiver, wall",
+    "cpu_run": "CPU of the run's process, search + flush (the encoding included)",
+    "cpu_all": "CPU of every process (the export process included)",
+}
+
+
+def markdown(report: dict[str, Any]) -> str:
+    """The tables of otel_overhead.md, from a `--json` report."""
+    summary = report["summary"]
+    load = report["load_avg"]
+    load = load if isinstance(load, list) else [load]
+    out = [
+        f"{report['rounds']} rounds × 2 strategies of paired turns, "
+        f"{report['expansions']:,} expansions a turn, model delay {report['delay_ms']} ms; "
+        f"load average {' / '.join(f'{x:.2f}' for x in load)} (1 / 5 / 15 min) at the end; "
+        f"spans made {report['spans_made']:,}, received {report['spans_received']:,}.",
+        "",
+        "| against the same round's turn | geometric mean [95 % interval] | median (range) |",
+        "|---|---|---|",
+    ]
+    for key, row in summary.items():
+        if " vs " not in key:
+            continue
+        name, measure = key.rsplit("/", 1)
+        out.append(
+            f"| {name}: {LABELS[measure]} | **{row['mean']:+.1f} %** "
+            f"[{row['ci95'][0]:+.1f}, {row['ci95'][1]:+.1f}] "
+            f"| {row['median']:+.1f} % ({row['range'][0]:+.1f} .. {row['range'][1]:+.1f}) |"
+        )
+    modes = [m for m in ("base", "off", "otlp", "inproc") if f"{m}/bfs/search" in summary]
+    out += ["", "| µs per expansion, median (best) | " + " | ".join(modes) + " |"]
+    out.append("|---" * (len(modes) + 1) + "|")
+    for strategy in STRATEGIES:
+        for measure in MEASURES:
+            cells = [summary.get(f"{m}/{strategy}/{measure}") for m in modes]
+            if all(c is None for c in cells):
+                continue
+            text = [f"{c['median']:,.0f} ({c['best']:,.0f})" if c else "—" for c in cells]
+            out.append(f"| {strategy}: {LABELS[measure]} | " + " | ".join(text) + " |")
+    if "exits" in report:
+        out += ["", *exits_markdown(report["exits"], report["expansions"])]
+    return "\n".join(out)
+
+
+def exits_markdown(exits: dict[str, Any], expansions: int) -> list[str]:
+    """The table of `--exits`: a program that runs one search and exits."""
+    out = [
+        f"A program that runs one bfs search of {expansions:,} expansions and exits, "
+        f"{exits['rounds']} rounds of one fresh process per mode (shuffled), "
+        f"{exits['spans_per_program']:,} spans each, every one received:",
+        "",
+        "| seconds, median (best) | start to exit | the search | start to exit vs off, "
+        "geometric mean [95 % interval] |",
+        "|---|---|---|---|",
+    ]
+    names = {"off": "off", "otlp": "otlp (waits for the export)", "detach": "otlp, detached"}
+    for mode in EXIT_MODES:
+        process, search = exits[f"{mode}/process"], exits[f"{mode}/search"]
+        against = exits.get(f"{mode} vs off/process")
+        cell = (
+            f"{against['mean']:+.1f} % [{against['ci95'][0]:+.1f}, {against['ci95'][1]:+.1f}]"
+            if against
+            else "—"
+        )
+        out.append(
+            f"| {names[mode]} | {process['median']:.2f} ({process['best']:.2f}) "
+            f"| {search['median']:.2f} ({search['best']:.2f}) | {cell} |"
+        )
+    return out
+
+
+# --- a tree without tracing, for `base` -----------------------------------------------
+
+_EMIT_BEFORE = """    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self._events: list[Event] = []
+        self._subscribers: list[Subscriber] = []
+        self._clock = clock
+        self.record_content = False
+
+    def subscribe(self, subscriber: Subscriber) -> None:
+        self._subscribers.append(subscriber)
+
+    def emit(self, kind: EventKind, *, step: str = "", node: str = "", **data: Any) -> Event:
+        event = Event(
+            seq=len(self._events), kind=kind, at=self._clock(), step=step, node=node, data=data
+        )
+        self._events.append(event)
+        for subscriber in self._subscribers:
+            subscriber(event)
+        return event
+"""
+
+
+def make_base(target: Path) -> None:
+    """Write to `target` this tree's `src` without what tracing added to the path every
+    run takes: `import guardsearch` does not read the environment for an endpoint, a
+    Trace has no observers and delivers each event straight to its subscribers (as
+    before the OpenTelemetry view), and a model call's events say only which model
+    answered (not the provider, temperature, max tokens, seed and JSON flag the spans
+    read)."""
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(SRC, target, ignore=shutil.ignore_patterns("__pycache__"))
+    package = target / "guardsearch"
+    init = package / "__init__.py"
+    text = init.read_text()
+    text = text.replace("from guardsearch.otel import enable_from_env\n", "")
+    init.write_text(re.sub(r"\nenable_from_env\(\)\n", "\n", text, count=1))
+    events = package / "core" / "events.py"
+    text = events.read_text()
+    start = text.index("    def __init__(self, clock")
+    end = text.index("\n    @property\n    def events", start) + 1  # emit is the last before it
+    events.write_text(text[:start] + _EMIT_BEFORE + "\n" + text[end:])
+    metered = package / "models" / "metered.py"
+    text = metered.read_text()
+    asked = re.search(r"        asked = \{\n(.*?)\n        \}\n", text, re.S)
+    if asked is None:
+        raise SystemExit("models/metered.py: no `asked = {...}` to cut down")
+    text = text.replace(asked.group(0), '        asked = {"model": answering.name}\n')
+    metered.write_text(text)
+    if "enable_from_env()" in init.read_text() or "observer(self)" in events.read_text():
+        raise SystemExit(f"{target}: the tracing hooks are still there")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--rounds", type=int, default=40)
     parser.add_argument("--expansions", type=int, default=2000)
     parser.add_argument("--delay-ms", type=float, default=0.0)
     parser.add_argument("--base-src", type=Path, default=None)
@@ -214,155 +535,41 @@ def main() -> None:
     parser.add_argument(
         "--inproc", action="store_true", help="also spans made in the run's own process"
     )
+    parser.add_argument("--seed", type=int, default=1, help="turn order and bootstrap")
+    parser.add_argument(
+        "--exits", type=int, default=0, help="also N rounds of programs that search and exit"
+    )
+    parser.add_argument("--once", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--turn", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument(
         "--markdown", type=Path, default=None, help="print the tables of a --json report"
     )
+    parser.add_argument("--make-base", type=Path, default=None, help="write a base tree")
     args = parser.parse_args()
     if args.markdown:
         print(markdown(json.loads(args.markdown.read_text())))
         return
-    if args.turn:
-        print(json.dumps(turn(args.expansions, args.delay_ms)))
+    if args.make_base:
+        make_base(args.make_base)
         return
-    modes = (["base"] if args.base_src else []) + ["off"] + ([] if args.no_otlp else ["otlp"])
-    modes += ["inproc"] if args.inproc else []
-    receiver = Receiver()
-    turns: dict[str, list[dict[str, Any]]] = {m: [] for m in modes}
-    for _ in range(args.rounds):
-        for mode in modes:  # alternating: every mode sees the same load, round by round
-            turns[mode].append(run_turn(mode, args, receiver))
-    report: dict[str, Any] = {
-        "rounds": args.rounds,
-        "expansions": args.expansions,
-        "delay_ms": args.delay_ms,
-        "spans_received": receiver.spans,
-        "load_avg": os.getloadavg()[0],
-        "us_per_expansion": {},
-    }
-    for mode in modes:
-        for strategy in STRATEGIES:
-            for measure in MEASURES:
-                values = [t[strategy][measure] for t in turns[mode]]
-                report["us_per_expansion"][f"{mode}/{strategy}/{measure}"] = {
-                    "best": min(values),
-                    "median": round(statistics.median(values), 1),
-                }
-    report["overhead_pct"] = overheads(report["us_per_expansion"], modes)
-    report["paired_overhead_pct"] = paired(turns, modes)
-    report["emit_ns"] = {m: min(t["emit_ns"] for t in turns[m]) for m in modes}
-    report["turns"] = {m: [{k: t[k] for k in STRATEGIES} for t in turns[m]] for m in modes}
-    report["spans_made"] = sum(t["spans"] for m in ON_MODES for t in turns.get(m, []))
-    if report["spans_made"] != receiver.spans:
-        raise SystemExit(f"made {report['spans_made']} spans, received {receiver.spans}")
-    if args.json:
-        print(json.dumps(report, indent=2))
+    if args.worker:
+        worker(args.expansions, args.delay_ms)
         return
-    for key, row in report["us_per_expansion"].items():
-        print(f"{key:28} best {row['best']:>8} µs  median {row['median']:>8} µs")
-    for key, pct in report["overhead_pct"].items():
-        print(f"{key:28} {pct:+.1f} %")
-    for key, row in report["paired_overhead_pct"].items():
-        spread = f"{row['min']:+.1f}..{row['max']:+.1f}"
-        print(f"paired {key:28} median {row['median']:+.1f} % ({spread})")
-    print(f"spans received: {receiver.spans}")
-
-
-def paired(turns: dict[str, list[dict[str, Any]]], modes: list[str]) -> dict[str, Any]:
-    """Each tracing mode against `off` in the same round (the turns next to each other,
-    under the same load), in percent: the median over the rounds, and the lowest and
-    highest."""
-    out: dict[str, Any] = {}
-    for mode in (m for m in ON_MODES if m in modes):
-        for strategy in STRATEGIES:
-            for measure in MEASURES:
-                base = measure if measure.startswith("cpu") else "search"
-                pcts = [
-                    round(100 * (on[strategy][measure] / off[strategy][base] - 1), 1)
-                    for on, off in zip(turns[mode], turns["off"], strict=True)
-                ]
-                out[f"{mode} vs off/{strategy}/{measure}"] = {
-                    "median": round(statistics.median(pcts), 1),
-                    "min": min(pcts),
-                    "max": max(pcts),
-                }
-    return out
-
-
-def overheads(table: dict[str, dict[str, float]], modes: list[str]) -> dict[str, float]:
-    """Each mode's median against `off` (and `off` against `base`), in percent: the wall
-    time of the search, of the search and the export, and the process's CPU time for
-    both (which a loaded machine disturbs less)."""
-    out = {}
-    for strategy in STRATEGIES:
-        for measure in ("search", "cpu") if "base" in modes else ():
-            off = table[f"off/{strategy}/{measure}"]["median"]
-            base = table[f"base/{strategy}/{measure}"]["median"]
-            out[f"off vs base/{strategy}/{measure}"] = round(100 * (off / base - 1), 1)
-        for mode in (m for m in ON_MODES if m in modes):
-            for measure in MEASURES:
-                off = table[f"off/{strategy}/{measure if measure.startswith('cpu') else 'search'}"]
-                on = table[f"{mode}/{strategy}/{measure}"]["median"]
-                out[f"{mode} vs off/{strategy}/{measure}"] = round(
-                    100 * (on / off["median"] - 1), 1
-                )
-    return out
-
-
-LABELS = {
-    "off": "off: no endpoint",
-    "otlp": "on: export process (default)",
-    "inproc": "on: in the run's process (`GUARDSEARCH_OTEL_IN_PROCESS=1`)",
-    "base": "before tracing",
-}
-ROWS = {
-    "search": "wall, search",
-    "with_export": "wall, search + flushing the export",
-    "cpu": "CPU, all processes (exporter included)",
-    "cpu_run": "CPU, the run's process alone",
-}
-
-
-def markdown(report: dict[str, Any]) -> str:
-    """The tables of otel_overhead.md, from a `--json` report."""
-    table = report["us_per_expansion"]
-    modes = [m for m in LABELS if f"{m}/bfs/search" in table]
-    out = [
-        f"{report['rounds']} rounds of alternating turns ({', '.join(modes)}), "
-        f"{report['expansions']:,} expansions per strategy per turn, model delay "
-        f"{report['delay_ms']} ms; load average {report['load_avg']:.1f} on 2 cores at the "
-        f"end; spans made {report['spans_made']:,}, received {report['spans_received']:,}.",
-        "",
-        "| µs per expansion, median (best) | " + " | ".join(LABELS[m] for m in modes) + " |",
-        "|---" * (len(modes) + 1) + "|",
-    ]
-    for strategy in STRATEGIES:
-        for measure, label in ROWS.items():
-            cells = []
-            for mode in modes:
-                row = table[f"{mode}/{strategy}/{measure}"]
-                same = measure != "search" and mode in ("off", "base") and measure != "cpu_run"
-                cells.append(
-                    "—"
-                    if same and measure == "with_export"
-                    else f"{row['median']:,.0f} ({row['best']:,.0f})"
-                )
-            out.append(f"| {strategy}, {label} | " + " | ".join(cells) + " |")
-    out += [
-        "",
-        "| against off | median of the per-round ratios (lowest..highest) | ratio of the medians |",
-        "|---|---|---|",
-    ]
-    for key, row in report["paired_overhead_pct"].items():
-        pct = report["overhead_pct"][key]
-        out.append(
-            f"| {key} | {row['median']:+.1f} % ({row['min']:+.1f}..{row['max']:+.1f}) "
-            f"| {pct:+.1f} % |"
+    if args.once:
+        once(args.expansions, args.delay_ms)
+        return
+    report = measure(args) if args.rounds else {"expansions": args.expansions}
+    if args.exits:
+        report["exits"] = measure_exits(args)
+    if not args.rounds:
+        print(
+            json.dumps(report, indent=1)
+            if args.json
+            else "\n".join(exits_markdown(report["exits"], args.expansions))
         )
-    emit = ", ".join(f"{m} {v:,.0f}" for m, v in report["emit_ns"].items())
-    out += ["", f"One `Trace.emit` to one subscriber, best of the turns (ns): {emit}."]
-    return "\n".join(out)
+        return
+    print(json.dumps(report, indent=1) if args.json else markdown(report))
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ import collections
 import contextlib
 import os
 import select
+import signal
 import sys
 import time
 from contextvars import Context
@@ -33,6 +34,10 @@ from guardsearch.otel.spans import RunIds, SpanView
 from guardsearch.otel.wire import FrameReader, Record, readable_span
 
 NICENESS = 19  # the lowest: exporting may lag behind a busy machine, the run should not
+# Once its input ended and every event is replayed: how long the export may still take
+# (the run's process waits as long at exit, unless detached: then this bounds a process
+# left behind by a collector that does not answer).
+EXIT_GRACE_S = 30
 
 
 class Replay:
@@ -197,6 +202,8 @@ def main() -> None:
     run_pid = int(sys.argv[1]) if len(sys.argv) > 1 else os.getppid()
     reader = FrameReader(sys.stdin.buffer.fileno())
     Pump(replay, provider, count, reader, pacing.RunWatch(run_pid)).run()
+    if hasattr(signal, "alarm"):
+        signal.alarm(EXIT_GRACE_S)  # the default action ends the process
     replay.close_all("process exit")
     provider.shutdown()
 

@@ -60,12 +60,21 @@ TICK_S = 1.0  # how often the ticker thread looks at what waits
 # emit: the garbage collector would go through each of them, thousands a second, as
 # long as they are held.
 WIDTH = 3
-# The emitting context's (task, token): a new task copies its creator's, and so sees a
-# mark whose task is not itself.
-_mark: ContextVar[tuple[Any, int] | None] = ContextVar("guardsearch_otel_mark", default=None)
+# The emitting context's (task, token), the task by a weak reference: a new task copies
+# its creator's, and so sees a mark whose task is not itself. (A strong one would make a
+# cycle, task -> its context -> the mark -> task, that keeps a finished task and its
+# result, a whole search tree and trace, alive until the garbage collector's next full
+# pass, which then has all of it to walk: +30 % on the engine benchmark.)
+_mark: ContextVar[tuple[Callable[[], Any], int] | None] = ContextVar(
+    "guardsearch_otel_mark", default=None
+)
 _keys = itertools.count(1)
 _tokens = itertools.count(1)  # process-wide: a mark outlives a channel (tests make many)
 _time_ns = time.time_ns
+
+# At exit, hand the export process what is left and do not wait for it to be exported
+# (docs/observability.md says what that trades).
+DETACH_ENV = "GUARDSEARCH_OTEL_DETACH"
 
 RunIdsRecord = tuple[int, int, int, tuple[int, int, bool, int] | None]
 _EVERY = frozenset(typing.get_args(EventKind))
@@ -129,6 +138,10 @@ class Channel:
         trace itself: `guardsearch.otel.EXPORTER_ENV`). `spawn=False`: no process; the
         frames stay here for `take_frames` (tests replay them in their own process)."""
         self.process: subprocess.Popen[bytes] | None = None
+        # At exit: hand everything over and leave the export to the process (its own
+        # session, so that the terminal's Ctrl-C or hang-up does not end it).
+        flag = os.environ.get(DETACH_ENV, "").strip().lower()
+        self.detach = flag in ("1", "true", "yes", "on")
         self._init_buffers()
         if spawn:
             if not marker:  # without it the process would start one of its own, and so on
@@ -143,7 +156,11 @@ class Channel:
         command = [sys.executable, "-m", "guardsearch.otel.export_process", str(os.getpid())]
         try:
             self.process = subprocess.Popen(
-                command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
+                command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                env=env,
+                start_new_session=self.detach,
             )
         except OSError as exc:
             raise ConfigError(
@@ -199,11 +216,13 @@ class Channel:
         if len(buffer) >= self.limit:
             self.send()
 
-    def new_token(self, task: Any, mark: tuple[Any, int] | None) -> tuple[Any, int]:
+    def new_token(
+        self, task: Any, mark: tuple[Callable[[], Any], int] | None
+    ) -> tuple[Callable[[], Any], int]:
         """A token for the context emitting now, whose creator's mark is `mark`."""
         token = next(_tokens)
         self.put(("t", token, mark[1] if mark is not None else 0))
-        new = (task, token)
+        new = (weakref.ref(task) if task is not None else _no_task, token)
         _mark.set(new)
         if task is not None:  # a finished task's context is dropped there too
             weakref.finalize(task, self._gone.append, ("x", token))
@@ -350,7 +369,9 @@ class Channel:
         return self._acked >= number
 
     def shutdown(self, timeout_s: float = 30.0) -> None:
-        """Send what is left, close the pipe, and wait for the process to export it."""
+        """Send what is left, close the pipe, and wait for the process to export it
+        (`detach`: do not wait; it exports on its own, for at most export_process's
+        EXIT_GRACE_S)."""
         if self._closed:
             return
         self.send(force=True)
@@ -363,6 +384,8 @@ class Channel:
         assert self.process.stdin is not None
         with contextlib.suppress(OSError):
             self.process.stdin.close()
+        if self.detach:
+            return
         try:
             self.process.wait(max(0.1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
@@ -385,6 +408,11 @@ def _records(items: list[Any]) -> list[Record]:
             d = event
             append((key, token[0], d.seq, d.kind, d.at, d.step, d.node, d.data, *token[1:]))
     return out
+
+
+def _no_task() -> None:
+    """The mark of a context that is no task (a thread's): its "task" is None."""
+    return None
 
 
 def _no_stamp() -> None:
@@ -430,7 +458,7 @@ class Forwarder:
             try:
                 task = task_of(_get_running_loop())
                 mark = _mark.get()
-                if mark is None or mark[0] is not task:
+                if mark is None or mark[0]() is not task:
                     mark = new_token(task, mark)
                 handler = special(event.kind)
                 if handler is not None:

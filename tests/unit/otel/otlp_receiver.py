@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -62,8 +63,9 @@ def _value(value: Any) -> Any:
 
 
 @contextmanager
-def otlp_receiver() -> Iterator[tuple[str, Received]]:
-    """(base URL for OTEL_EXPORTER_OTLP_ENDPOINT, what was received) while it runs."""
+def otlp_receiver(delay_s: float = 0.0) -> Iterator[tuple[str, Received]]:
+    """(base URL for OTEL_EXPORTER_OTLP_ENDPOINT, what was received) while it runs;
+    `delay_s`: each request is kept that long before it counts (a slow collector)."""
     received = Received()
 
     class Handler(BaseHTTPRequestHandler):
@@ -76,6 +78,7 @@ def otlp_receiver() -> Iterator[tuple[str, Received]]:
                 return
             request = ExportTraceServiceRequest()
             request.ParseFromString(body)
+            time.sleep(delay_s)
             with received.lock:
                 received.requests.append(request)
             answer = ExportTraceServiceResponse().SerializeToString()

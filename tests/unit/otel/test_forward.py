@@ -5,10 +5,13 @@ each `exporter` test in the test's process and replayed as the export process wo
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import json
 import subprocess
 import sys
 import time
+import weakref
 from pathlib import Path
 
 import pytest
@@ -119,6 +122,88 @@ def test_the_export_process_sends_every_span_and_says_how_many(tmp_path: Path) -
     # 300 expansions: each its span, its call and one verdict per child; and the run.
     assert stats["spans"] == len(spans) == 1 + 300 * 2 + (out["nodes"] - 1)
     assert {s["scope"] for s in spans} == {"guardsearch"}
+
+
+def test_a_finished_run_s_task_and_result_are_freed_without_the_garbage_collector() -> None:
+    """The forwarder's mark of a task must not keep the task (and its result: a whole
+    search tree and trace) alive in a cycle until the collector's next full pass."""
+
+    class Result:
+        pass
+
+    async def main() -> tuple[weakref.ref[Result], Result]:
+        trace = Trace()
+        trace.emit("note", message="in a task")
+        result = Result()
+        return weakref.ref(result), result
+
+    _forwarding()
+    gc.disable()
+    try:
+        ref, result = asyncio.run(main())
+        del result
+        assert ref() is None
+    finally:
+        gc.enable()
+        otel.disable()
+
+
+EXIT_AFTER_SEARCH = """
+import asyncio, json, os, sys
+sys.path.insert(0, sys.argv[1])
+import overhead
+from guardsearch import otel
+from guardsearch.models.scripted import ScriptedModel
+from guardsearch.search import search
+result = asyncio.run(search(overhead.WideSpace(), "bfs", model=ScriptedModel(overhead._propose),
+                            max_expansions=300))
+channel = otel._tracing.provider.guardsearch_channel
+print(json.dumps({"nodes": len(result.tree), "exporter": channel.process.pid}), flush=True)
+"""
+
+
+def test_a_detached_export_process_sends_every_span_after_the_run_exited(
+    tmp_path: Path,
+) -> None:
+    """GUARDSEARCH_OTEL_DETACH: the run's process exits without waiting for the export
+    (a slow collector here: a second a request), and no span is lost."""
+    benchmarks = str(Path(__file__).parents[3] / "benchmarks")
+    env = _env(GUARDSEARCH_OTEL_DETACH="1")
+    with otlp_receiver(delay_s=1.0) as (url, received), open(tmp_path / "err", "w") as err:
+        env["OTEL_EXPORTER_OTLP_ENDPOINT"] = url
+        done = subprocess.run(
+            [sys.executable, "-c", EXIT_AFTER_SEARCH, benchmarks],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=err,  # the export process keeps it open: no pipe a reader waits on
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, (tmp_path / "err").read_text()
+        out = json.loads(done.stdout)
+        expected = 1 + 300 * 2 + (out["nodes"] - 1)  # as in the test above
+        at_exit = len(received.spans())
+        deadline = time.monotonic() + 30
+        while len(received.spans()) < expected and time.monotonic() < deadline:
+            time.sleep(0.1)
+        spans = received.spans()
+    assert at_exit < expected  # the run did not wait for the export
+    assert len(spans) == expected and len({s["span_id"] for s in spans}) == expected
+    assert not any(s["status"] == 2 for s in spans)  # every span ended as the run ended it
+    deadline = time.monotonic() + 5
+    while _alive(out["exporter"]) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(out["exporter"])  # and then the export process was done
+    assert (tmp_path / "err").read_text() == ""
+
+
+def _alive(pid: int) -> bool:
+    """Is `pid` running (a zombie nobody reaped yet is not)?"""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except FileNotFoundError:
+        return False
 
 
 QUIET = """
