@@ -79,6 +79,11 @@ def _person(article: Article) -> tuple[int, int] | None:
     return (born, died) if 15 < died - born < 110 else None
 
 
+# A text about a person says "he" or "she" early ("He was the founder and chairman of
+# the Kofi Annan Foundation").
+_HE_OR_SHE = re.compile(r"^(?:He|She|His|Her)\b")
+
+
 def _clean_name(title: str) -> str:
     return re.sub(r"\s*\([^)]*\)$", "", title)
 
@@ -372,14 +377,20 @@ def people(rng: random.Random) -> Iterator[WideQuestion]:
         yield _made_by(rng, a, m.group("kind"), _MAKER_Q[m.group("kind")], m.group("who"))
     made = []
     for a in articles().values():
-        for s in sentences(a.extract)[:3]:
+        first = sentences(a.extract)[:3]
+        if _person(a) is not None or any(_HE_OR_SHE.match(s) for s in first):
+            # A person's text names what others founded or found ("the Elders, founded
+            # by Nelson Mandela" in Kofi Annan's): a person has no maker.
+            continue
+        for s in first:
             m = _TEXT_MAKER.search(s)
             if m and re.match(r"^[A-Z][\w-]+ [A-Z]", m.group("who")) is not None:
                 made.append((a, m))
                 break
     rng.shuffle(made)
     for a, m in made[:14]:
-        yield _made_by(rng, a, m.group("verb"), _TEXT_MAKER_Q[m.group("verb")], m.group("who"))
+        who = m.group("who").rstrip(".")
+        yield _made_by(rng, a, m.group("verb"), _TEXT_MAKER_Q[m.group("verb")], who)
 
 
 def titles(rng: random.Random) -> Iterator[WideQuestion]:

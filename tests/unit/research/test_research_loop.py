@@ -477,9 +477,10 @@ async def test_a_rejected_answer_is_pointed_at_the_source_the_question_names() -
     question = "Who composed the opera Don Giovanni?"
     verdict = await synthesis_verdict(sources, question, "Giovanni Pierluigi da Palestrina", "[2]")
     assert not verdict.passed
-    assert 'source [1] says: "Don Giovanni is an opera in two acts with music by Wolfgang' in (
-        verdict.feedback
-    )
+    # The maker check: what the named source says after the relation, and the repair.
+    said = 'says "Don Giovanni is an opera in two acts with music by Wolfgang Amadeus Mozart"'
+    assert f"source [1], about what the question names, {said}" in verdict.feedback
+    assert verdict.patch is not None and verdict.patch[0]["value"] == "Wolfgang Amadeus Mozart [1]"
     assert "Its subject" not in verdict.feedback  # the first sentence only
     assert (await synthesis_verdict(sources, question, "Wolfgang Amadeus Mozart", "[1]")).passed
 
@@ -504,8 +505,9 @@ async def test_a_short_answer_must_be_in_the_source_the_question_names() -> None
     assert not wrong.passed
     # Her article says "jazz singer", never that she directed anything: the relation
     # check refuses it, and the verdict points at what the film's article says.
-    assert "The question names 'The Jazz Singer'; source [1] says:" in wrong.feedback
+    assert "source [1], about what the question names, says" in wrong.feedback
     assert "directed by Alan Crosland" in wrong.feedback
+    assert wrong.patch is not None and wrong.patch[0]["value"] == "Alan Crosland [1]"
     assert (await synthesis_verdict(sources, question, "Alan Crosland", "[1]")).passed
     # Another source may back the answer when the named one says it too.
     crosland = Source(
@@ -521,17 +523,19 @@ async def test_a_failed_synthesis_is_asked_again_with_the_named_source_alone(
     # A guess from among all the sources fails; the narrower request shows only the
     # source the question names, fresh (the rejected draft is not shown), and its second
     # answer passes (its own retry carries the feedback on its first).
-    wrong = {"answer": "Georges Seurat", "citations": []}
-    right = {"answer": "Diego Velázquez", "citations": []}
-    model = research_model(synthesize=[wrong, {**wrong, "answer": "Seurat"}, right])
-    run = await loop_for(model, [CorpusProvider(small_index)]).run("Who painted Las Meninas?")
+    # (A question the maker check cannot repair by itself: "Who painted Las Meninas?"
+    # is answered from the named source's "painting by Diego Velázquez" at once.)
+    wrong = {"answer": "1885", "citations": []}
+    right = {"answer": "1656", "citations": []}
+    model = research_model(synthesize=[wrong, {**wrong, "answer": "1884"}, right])
+    run = await loop_for(model, [CorpusProvider(small_index)]).run("When was Las Meninas painted?")
     assert isinstance(run.response, AgentResponse), run.response
-    assert "Velázquez" in run.response.final_answer
+    assert "1656" in run.response.final_answer
     synth = prompts(model, "SynthesisDraft")
     assert len(synth) == 3  # the step's three attempts: one over all, two focused
     assert "Pointillism" in synth[0]
     assert all("Pointillism" not in p and "Las Meninas" in p for p in synth[1:])
-    assert "Georges Seurat" not in synth[1] and "Seurat" in synth[2]
+    assert "1885" not in synth[1] and "1884" in synth[2]
     focused = [e for e in run.trace.events if e.data.get("phase") == "synthesize_focused"]
     assert [e.data["title"] for e in focused] == ["Las Meninas"]
 
@@ -653,8 +657,9 @@ async def test_an_answer_no_source_states_is_not_found_with_the_draft_kept(
     # the sources do not say. Not an error, and not a silent answer: the status says so,
     # the verdicts say why, and the model's draft is kept for the user to see.
     wrong = {"answer": "Vincent van Gogh painted it in Amsterdam [1].", "citations": ["[1]"]}
+    # (The Eiffel Tower's source says when it was built, not who designed it.)
     run = await loop_for(research_model(synthesize=wrong), [CorpusProvider(small_index)]).run(
-        QUESTION
+        "Who designed the Eiffel Tower?"
     )
     response = run.response
     assert isinstance(response, AgentResponse)

@@ -283,7 +283,8 @@ async def test_support_is_a_per_request_option(small_index: CorpusIndex) -> None
         config=ResearchConfig(),
     )
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
-        default = await c.post("/run", json={"task": QUESTION})
+        # (The Eiffel Tower's source says when it was built, not who designed it.)
+        default = await c.post("/run", json={"task": "Who designed the Eiffel Tower?"})
         off = await c.post("/run", json={"task": QUESTION, "support": "off"})
         bad = await c.post("/run", json={"task": QUESTION, "support": "magic"})
     # lexical: no source says it, so the sources do not say (an answer, not an error)

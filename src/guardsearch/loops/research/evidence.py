@@ -473,6 +473,52 @@ def answer_clauses(
     return out
 
 
+_AGE_WORDS = frozenset(stem(w) for w in ("young", "younger", "old", "older", "age"))
+
+
+def hop_value(
+    question: str, sources: Mapping[str, Source] | Mapping[str, str | Source]
+) -> tuple[str, str, str] | None:
+    """(source id, value, clause): the one year or number the second hop's sources give
+    for what a two-hop question asks ("When was the painter of Guernica born?": "born
+    1881" in the article Guernica's names, "painting by ... Pablo Picasso"), read after
+    the asked relation's word, the relation the first hop states aside ("painter").
+    None when the question asks no year or number, when a source about the subject
+    itself has a clause that answers (one hop), or when the hops give no value or more
+    than one."""
+    kind = answer_kind(question)
+    if kind not in _TYPED:
+        return None
+    linked = bridges(question, sources)
+    every = relation_words(question)
+    bearing = answer_clauses(question, sources)
+    found: dict[str, tuple[str, str]] = {}
+    asked_words: set[str] = set()
+    for source_id, clause in bearing:
+        hop = linked.get(source_id)
+        if hop is None:
+            continue
+        done = _link(sources[hop], sources[source_id]) - _AGE_WORDS
+        asked = [w for w in every if not done & family(w)] or every
+        # A relation's family without the words that compare ages: "a young boy" in a
+        # painting's text says nothing of when anyone was born.
+        asked_words |= set().union(*(family(w) for w in asked)) - _AGE_WORDS
+        given = _value_in(clause, asked)
+        if given is not None and (kind != "year" or _YEAR.fullmatch(given[1])):
+            found.setdefault(given[1], (source_id, clause))
+    # A clause of a source about the subject itself with the asked relation answers in
+    # one hop; one with only the first hop's relation ("a painting ... of 1830") not.
+    if any(
+        source_id not in linked and _first_word(clause, asked_words) is not None
+        for source_id, clause in bearing
+    ):
+        return None
+    if len(found) != 1:
+        return None
+    ((number, (source_id, clause)),) = found.items()
+    return source_id, number, clause
+
+
 _LESS = re.compile(r"\b(?:before|earlier|older|sooner|shorter|smaller|fewer|less|lower)\b", re.I)
 _MORE = re.compile(
     r"\b(?:after|later|younger|longer|taller|larger|bigger|more|higher|deeper|greater)\b", re.I
@@ -620,8 +666,20 @@ def comparison_sides(question: str) -> list[tuple[str, list[str]]] | None:
 
 
 def _names(name: str, source: str | Source) -> float:
-    """How much of `name` the source's title (else its first clause) holds."""
-    head = source.title if isinstance(source, Source) else clauses(source)[0] if source else ""
+    """How much of `name` the source's title (else its first clause) holds. A name only
+    in the title's disambiguation counts for less: "Beethoven" is the subject of "Ludwig
+    van Beethoven" before "Symphony No. 3 (Beethoven)"."""
+    if not isinstance(source, Source):
+        return _share(name, clauses(source)[0] if source else "")
+    bare = _share(name, bare_title(source.title))
+    return bare if bare > 0.5 else max(bare, 0.6 * _share(name, source.title))
+
+
+def _head(source: str | Source) -> str:
+    return bare_title(source.title) if isinstance(source, Source) else ""
+
+
+def _share(name: str, head: str) -> float:
     words = terms(name)
     held = {stem(w) for w in terms(head)}
     return sum(1 for w in words if stem(w) in held) / len(words) if words else 0.0
@@ -661,8 +719,12 @@ def _fact(
 ) -> Fact | None:
     """The fact a source about `name` states for `relations`, from the source whose title
     names it best."""
-    scored = sorted(((_names(name, s), i) for i, s in sources.items()), key=lambda p: -p[0])
-    for score, source_id in scored:
+    # Ties go to the title with fewer other words: "A. J. P. Taylor" before "Taylor Swift".
+    scored = sorted(
+        ((_names(name, s), _share(_head(s), name), i) for i, s in sources.items()),
+        key=lambda p: (-p[0], -p[1]),
+    )
+    for score, _, source_id in scored:
         source = sources[source_id]
         if score <= 0.5:
             break
@@ -775,6 +837,57 @@ def claim_verdict(
         if against is None and not asked:
             against = _other_name(question, source_id, source, others)
     return against
+
+
+def maker(
+    question: str, sources: Mapping[str, Source] | Mapping[str, str | Source]
+) -> tuple[str, str, str] | None:
+    """(source id, name, clause): who a "who made it" question's subject's own source
+    says made it ("Who founded Toyota?": "It was founded by Kiichiro Toyoda"), the first
+    name after the relation's word in the first clause of the source the question names
+    by its title that words the relation. None for another kind of question, when no
+    such source or clause is retrieved, or when the name is the question's own."""
+    if answer_kind(question) != "person" or comparison_sides(question) is not None:
+        return None
+    wanted = set().union(*_relations(question)[1]) if _relations(question)[1] else set()
+    if not wanted:
+        return None
+    asked = _stems(question)
+    for source_id, source in sources.items():
+        if not _named_by(question, source):
+            continue
+        for clause in clauses(source_says(source)):
+            if _first_word(clause, wanted - {"_by"}) is None:
+                continue
+            name = _maker_after(clause, wanted)
+            if name and not _stems(name) <= asked:
+                return source_id, name, _tidy(clause)
+    return None
+
+
+def _maker_after(clause: str, wanted: set[str]) -> str | None:
+    """The maker's name in the words after the relation's: a name of two words or more
+    before a one-word name, which is most often a nationality ("by English writer
+    George Orwell", "by the Russian and American novelist Vladimir Nabokov")."""
+    at = _first_word(clause, wanted | ({"by"} if "_by" in wanted else set()))
+    # The maker follows the relation's "by" ("written by", "a 1642 painting by"), not
+    # any name after the relation ("written in Latin", "released through Epic Records").
+    by = re.compile(r"\bby\b").search(clause, at, at + 40) if at is not None else None
+    if by is None:
+        return None
+    near = clause[by.end() : by.end() + 90]
+    groups: list[str] = []
+    for found in _NAME_GROUP.finditer(near):
+        name = found.group(0).strip(" .,;:")
+        if not 0 < len(terms(name)) <= 4:
+            continue
+        # One capitalised word before a lower-case one qualifies a noun ("the Persian
+        # poet and Sufi mystic Rumi"): not a name.
+        if len(name.split()) == 1 and re.match(r"\s+[a-z]", near[found.end() :]):
+            continue  # ("Anglo-Irish writer" too)
+        groups.append(name)
+    whole = [g for g in groups if len(g.split()) >= 2]
+    return next(iter(whole or groups), None)
 
 
 def _title(source: str | Source) -> set[str]:
@@ -920,6 +1033,7 @@ _KIND_HEADS = frozenset(
         "basin",
         "plateau",
         "valley",
+        "passage",
     ]
 )
 _LIST_CLASS = re.compile(
@@ -943,13 +1057,21 @@ def _singular(word: str) -> str:
     return word
 
 
+# The nouns that name a kind of place before its name ("Lake Titicaca", "Mount Fuji",
+# "Gulf of Mexico"), with the kind they name.
+_KIND_FIRST = {w: w for w in _KIND_HEADS} | {"mount": "mountain", "isle": "island"}
+
+
 def other_kind(name: str, asked: str | None) -> bool:
-    """Does `name` end in a noun naming another kind of thing than `asked` ("Indian
-    Ocean" when countries are asked)?"""
-    words = name.lower().split()
+    """Does `name` begin or end with a noun naming another kind of thing than `asked`
+    ("Indian Ocean", "Lake Titicaca" when countries are asked)?"""
+    words = _ARTICLE.sub("", name.lower()).split()
     if not words or asked is None:
         return False
-    return words[-1] in _KIND_HEADS and _singular(words[-1]) != _singular(asked)
+    kinds = [words[-1] if words[-1] in _KIND_HEADS else ""]
+    if len(words) > 1:
+        kinds.append(_KIND_FIRST.get(words[0], ""))
+    return any(k and _singular(k) != _singular(asked) for k in kinds)
 
 
 def _initials(name: str, subject: Sequence[str]) -> bool:
@@ -996,17 +1118,26 @@ def list_candidates(
                 continue
             seen.add(key)
             out.append((source_id, name))
-    return out
+    return _whole_names(out)
+
+
+def _whole_names(items: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The items that are not part of another item: "Crime" and "Punishment", read
+    apart from "... Crime and Punishment, The Idiot ...", are one title."""
+    keys = [_item_key(name) for _, name in items]
+    return [item for item, key in zip(items, keys, strict=True) if not any(key < k for k in keys)]
 
 
 def items_named(answer: str, candidates: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
     """The candidates (source id, item) that `answer` names, its citation markers aside."""
     flat = " ".join(terms(_without_markers(answer)))
-    return [
-        (source_id, name)
-        for source_id, name in candidates
-        if re.search(rf"(?<!\w){re.escape(' '.join(terms(name)))}(?!\w)", flat)
-    ]
+    return _whole_names(
+        [
+            (source_id, name)
+            for source_id, name in candidates
+            if re.search(rf"(?<!\w){re.escape(' '.join(terms(name)))}(?!\w)", flat)
+        ]
+    )
 
 
 def relation_in(question: str, source: str | Source) -> bool:
@@ -1145,12 +1276,14 @@ __all__: Sequence[str] = (
     "family",
     "find_answer",
     "fits_kind",
+    "hop_value",
     "items_named",
     "link_text",
     "list_candidates",
     "list_evidence",
     "list_items",
     "list_size",
+    "maker",
     "missing_sides",
     "named_entities",
     "readable",

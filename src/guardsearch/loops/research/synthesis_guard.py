@@ -12,6 +12,12 @@
                  yes/no, a name) -- never "use more words": "1945" answers a year
     list         a list question gets as many items as it asks for, each named by the
                  sources in the question's relation to the subject
+    hop          a two-hop question's year or number is the one the second hop's source
+                 gives (a patch: "1881 [6]" from "(born 1881" in the article the first
+                 hop names), not the first hop's own
+    maker        a "who made it" answer is the name the subject's own source gives
+                 after the relation (a patch: "Kiichiro Toyoda [1]" from "It was founded
+                 by Kiichiro Toyoda")
     support      a cited source states the answer *as the answer to this question*
                  (citations.verify_citations with evidence.py: the subject's source or
                  a source it names, the relation in the answer's clause); when another
@@ -54,10 +60,12 @@ from guardsearch.loops.research.evidence import (
     decided,
     find_answer,
     fits_kind,
+    hop_value,
     items_named,
     list_candidates,
     list_evidence,
     list_size,
+    maker,
     numbers_in,
     relation_words,
     yes_or_no,
@@ -253,7 +261,11 @@ def _off_the_named_source(draft: Draft, verified: Sequence[str]) -> GuardResult 
 def _unnamed(draft: Draft) -> GuardResult | None:
     """A verified answer that is a source's description without its name ("Japanese
     automotive manufacturer [2]" for a passage about Toyota): name it, unless the
-    question names it already (then describing it answers)."""
+    question names it already (then describing it answers), or the answer is a yes or
+    no with the clause that decides it ("No: Dublin is the capital and largest city of
+    Ireland [1]" reads like Belfast's "capital and largest city of Northern Ireland")."""
+    if yes_or_no(draft.flat) is not None:
+        return None
     unnamed = described_subject(set(terms(draft.flat)), draft.sources)
     if unnamed is None or set(terms(unnamed[1])) <= set(terms(draft.question)):
         return None
@@ -399,6 +411,47 @@ async def claim(draft: Draft, judge: SupportJudge) -> GuardResult | None:
     )
 
 
+async def hop(draft: Draft, judge: SupportJudge) -> GuardResult | None:
+    """A two-hop question's year or number ("When was the painter of Guernica born?") is
+    the one the second hop's source gives for the asked relation (evidence.hop_value:
+    "born 1881" in the article Guernica's names), not the first hop's own ("1937"):
+    repaired to it, cited. Left to the other checks when the hops give no one value."""
+    if isinstance(judge, NoSupportCheck) or not draft.sources:
+        return None  # with `--support off` nothing says what a source supports
+    found = hop_value(draft.question, draft.sources)
+    if found is None:
+        return None
+    source_id, value, clause = found
+    if value.split()[0] in numbers_in(draft.flat):
+        return None
+    return GuardResult.fail(
+        f"the question asks about what its subject's source names; source {source_id} "
+        f'says "{cut(clause, 160)}": the answer is {value}',
+        "answer",
+        patch=answer_patch(f"{value} {source_id}", source_id),
+    )
+
+
+async def made_by(draft: Draft, judge: SupportJudge) -> GuardResult | None:
+    """A "who made it" question ("Who founded Toyota?") is answered by the name its
+    subject's own source gives after the relation (evidence.maker: "It was founded by
+    Kiichiro Toyoda"): an answer that shares no word with it is repaired to it, cited."""
+    if isinstance(judge, NoSupportCheck) or not draft.sources:
+        return None  # with `--support off` nothing says what a source supports
+    found = maker(draft.question, draft.sources)
+    if found is None:
+        return None
+    source_id, name, clause = found
+    if set(terms(name)) & set(terms(draft.flat)):
+        return None
+    return GuardResult.fail(
+        f'source {source_id}, about what the question names, says "{cut(clause, 160)}": '
+        f"the answer is {name}",
+        "answer",
+        patch=answer_patch(f"{name} {source_id}", source_id),
+    )
+
+
 async def listed(draft: Draft, judge: SupportJudge) -> GuardResult | None:
     """A list question ("Name two countries that border Moldova") is answered by as
     many items as it asks for, each one the sources name in the question's relation to
@@ -445,6 +498,10 @@ CHECKS: Sequence[tuple[str, Check]] = (
     # A list is judged by the items the sources name before an echo is: a draft that
     # names only the subject ("Saudi Arabia") is repaired to the items, not refused.
     ("list", listed),
+    # A second hop's year or number, before a first hop's year passes as a year.
+    ("hop", hop),
+    # Who made what the question names: the name its own source gives after the relation.
+    ("maker", made_by),
     # An echo or a subject question is repaired to a source's title before its form is
     # judged: "capital telangana" for "Which subject is described as: Capital of
     # Telangana?" becomes "Hyderabad", a name of the form asked.
