@@ -10,12 +10,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from find_helpers import wiki_index
 
 from guardsearch.apps.find import find
 from guardsearch.apps.find.period import without_period
 from guardsearch.apps.find.steps import replan_step
 from guardsearch.core.messages import ModelRequest
-from guardsearch.corpus import CorpusIndex, Document
+from guardsearch.corpus import CorpusIndex
 from guardsearch.models.scripted import ScriptedModel
 from guardsearch.tools.corpus_search import CorpusProvider
 
@@ -56,14 +57,7 @@ OPERAS = [
 
 @pytest.fixture
 def operas_index(tmp_path: Path) -> Iterator[CorpusIndex]:
-    index = CorpusIndex(tmp_path / "operas.sqlite3")
-    index.add(
-        "operas",
-        [
-            Document(corpus="operas", key=t, title=t, description=d, body=b, kind="wikipedia")
-            for t, d, b in OPERAS
-        ],
-    )
+    index = wiki_index(tmp_path / "operas.sqlite3", "operas", OPERAS)
     yield index
     index.close()
 
@@ -110,10 +104,7 @@ async def test_a_century_is_checked_on_the_item_s_dates_not_by_the_judge(
 
     model = ScriptedModel(answer)
     run = await find(
-        "operas of the 19th century",
-        model=model,
-        provider=CorpusProvider(operas_index),
-        min_items=3,
+        "operas of the 19th century", model=model, provider=CorpusProvider(operas_index)
     )
     titles = {i.title for i in run.items}
     # Tosca's date is in its first sentence (1900: the 19th century runs 1801-1900)
@@ -134,11 +125,9 @@ async def test_the_rest_of_a_mixed_condition_still_goes_to_the_judge(
         return json.dumps({"answer": "yes", "reason": "an Italian opera"})
 
     model = ScriptedModel(answer)
+    provider = CorpusProvider(operas_index)
     run = await find(
-        "Italian operas of the 19th century",
-        model=model,
-        provider=CorpusProvider(operas_index),
-        min_items=1,
+        "Italian operas of the 19th century", model=model, provider=provider, min_items=1
     )
     assert {i.title for i in run.items} == {"La traviata"}  # the only one said Italian
     asked = _judge_requests(model)
