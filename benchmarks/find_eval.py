@@ -26,6 +26,7 @@ import argparse
 import asyncio
 import json
 import platform
+import subprocess
 import sys
 import time
 from collections import defaultdict
@@ -48,6 +49,27 @@ from guardsearch.models.spec import model_from_spec
 
 RESULTS = Path(__file__).parent / "results"
 MIN_ITEMS = 3
+
+
+def code_version() -> str:
+    """The commit the run's code is at (a `+` when the work tree has changes)."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--", "src"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+" if dirty else "")
 
 
 def scripted_planner(request: ModelRequest) -> str:
@@ -80,6 +102,7 @@ async def evaluate(
     """Run every request; `save` gets the rows so far after each (a killed piece keeps
     what it measured)."""
     model = ScriptedModel(scripted_planner) if dry else model_from_spec(spec)
+    code = code_version()
     out = []
     for number, row in enumerate(rows, 1):
         started = time.perf_counter()
@@ -106,6 +129,7 @@ async def evaluate(
             "calls": run.usage.calls,
             "seconds": round(seconds, 1),
             "stop": run.stop_reason,
+            "code": code,
             "steering": Steering.from_events(run.trace.events).as_dict(),
         }
         out.append(result)
@@ -169,6 +193,7 @@ def markdown(report: dict[str, Any]) -> str:
         "",
         f"Command: `{report['command']}`",
         "",
+        *([report["note"], ""] if report.get("note") else []),
         f"Overall: {s['requests']} requests, {s['returned']} items returned, precision "
         f"{_interval(s['precision'], s['precision95'])}, recall "
         f"{_interval(s['recall'], s['recall95'])}, {s['calls_mean']} calls and "
@@ -188,8 +213,8 @@ def markdown(report: dict[str, Any]) -> str:
         )
     lines += [
         "",
-        "| shape | request | gold | right | wrong | calls | s | stop | wrong items |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| shape | request | gold | right | wrong | calls | s | stop | code | wrong items |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in report["rows"]:
         odd = "; ".join(
@@ -198,7 +223,7 @@ def markdown(report: dict[str, Any]) -> str:
         lines.append(
             f"| {r['shape']} | {r['request']} | {len(r['right'])} | {r['n_right']} | "
             f"{r['n_wrong']} | {r['calls']} | {r['seconds']} | {r['stop']} | "
-            f"{odd.replace('|', '/')} |"
+            f"{r.get('code', '')} | {odd.replace('|', '/')} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -225,11 +250,13 @@ def main() -> None:
     parser.add_argument("--dry", action="store_true", help="scripted planner, no judge")
     parser.add_argument("--list", action="store_true", help="print the requests and stop")
     parser.add_argument("--merge", nargs="+", metavar="NAME", help="join pieces into --name")
+    parser.add_argument("--note", default="", help="a paragraph for the report (with --merge)")
     args = parser.parse_args()
     if args.merge:
         pieces = [json.loads((RESULTS / f"{n}.json").read_text()) for n in args.merge]
         report = {**pieces[0], "rows": [r for p in pieces for r in p["rows"]]}
         report["command"] = " && ".join(p["command"] for p in pieces)
+        report["note"] = args.note
         report["summary"] = summarise(report["rows"])
         report["shapes"] = by_shape(report["rows"])
         write(report, args.name)

@@ -1,12 +1,14 @@
 """What OpenTelemetry tracing costs the search engine (docs/observability.md).
 
 The engine benchmark of overhead.py (a zero-latency scripted model, three children per
-expansion, bfs and astar) run by long-lived worker processes, one per mode, in
-alternating turns: each round, for each strategy, every worker runs one search of
-`--expansions` in a shuffled order while the others wait idle, so the turns compared
-sit a second apart under the same machine load. The figure is the paired ratio of
-each round (tracing on against off, in the same round), summarised by its geometric
-mean with a 95 % bootstrap interval over the rounds, and its median:
+expansion, bfs and astar) run by worker processes, one per mode, in alternating
+turns: each round, for each strategy, every worker runs one search of `--expansions`
+in a shuffled order while the others wait idle, so the turns compared sit a second
+apart under the same machine load; every `--respawn` rounds the workers are replaced
+by fresh ones (as pyperf does: each process is a little faster or slower for its
+whole life). The figure is the paired ratio of each round (tracing on against off, in
+the same round), summarised by its geometric mean with a 95 % bootstrap interval
+(resampling whole worker generations), and its median:
 
 - `base`: a tree from before tracing existed (`--base-src DIR`; `--make-base DIR`
   writes one from this tree), nothing set;
@@ -27,7 +29,7 @@ expansion. A tracing turn's figures are compared with the `off` turn's `search` 
 or `cpu` (CPU) of the same round.
 
     python benchmarks/otel_overhead.py [--rounds 40] [--expansions 2000] [--delay-ms 0]
-        [--base-src DIR] [--no-otlp] [--inproc] [--exits N] [--seed 1] [--json]
+        [--respawn 4] [--base-src DIR] [--no-otlp] [--inproc] [--exits N] [--seed 1] [--json]
     python benchmarks/otel_overhead.py --markdown REPORT.json
     python benchmarks/otel_overhead.py --make-base DIR
 """
@@ -244,40 +246,49 @@ def per_expansion(answer: dict[str, Any], exporter_before: float) -> dict[str, f
 
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
+    """`--rounds` rounds; every `--respawn` rounds, a fresh worker per mode (a process's
+    own layout, hash seed and heap make it a few percent faster or slower than the next
+    one for its whole life: one process per mode would pass that off as the mode's)."""
     modes = (["base"] if args.base_src else []) + ["off"] + ([] if args.no_otlp else ["otlp"])
     modes += ["inproc"] if args.inproc else []
     receiver = Receiver()
-    workers = {mode: Worker(mode, args, receiver) for mode in modes}
-    exporter = {mode: w.exporter_cpu for mode, w in workers.items()}
-    spans = dict.fromkeys(modes, 0)
     turns: dict[str, dict[str, list[dict[str, float]]]] = {
         m: {s: [] for s in STRATEGIES} for m in modes
     }
     shuffle = random.Random(args.seed).shuffle
-    for _ in range(args.rounds):
-        for strategy in STRATEGIES:
-            order = list(modes)
-            shuffle(order)  # no mode always first (or always right after a flush)
-            for mode in order:
-                answer = workers[mode].run(strategy)
-                turns[mode][strategy].append(per_expansion(answer, exporter[mode]))
-                exporter[mode] = answer.get("exporter_cpu", 0.0)
-                spans[mode] = answer.get("spans", 0)
-    for each in workers.values():
-        each.close()
-    made = sum(spans[m] for m in modes if m in ON_MODES)
+    made, generations = 0, []
+    for first in range(0, args.rounds, args.respawn):
+        rounds = min(args.respawn, args.rounds - first)
+        workers = {mode: Worker(mode, args, receiver) for mode in modes}
+        exporter = {mode: w.exporter_cpu for mode, w in workers.items()}
+        spans = dict.fromkeys(modes, 0)
+        for _ in range(rounds):
+            generations.append(first // args.respawn)  # which workers ran this round
+            for strategy in STRATEGIES:
+                order = list(modes)
+                shuffle(order)  # no mode always first (or always right after a flush)
+                for mode in order:
+                    answer = workers[mode].run(strategy)
+                    turns[mode][strategy].append(per_expansion(answer, exporter[mode]))
+                    exporter[mode] = answer.get("exporter_cpu", 0.0)
+                    spans[mode] = answer.get("spans", 0)
+        for each in workers.values():
+            each.close()
+        made += sum(spans[m] for m in modes if m in ON_MODES)
     time.sleep(0.5)  # the receiver answers before it counts: let the last count land
     if made != receiver.spans:
         raise SystemExit(f"made {made} spans, received {receiver.spans}")
     return {
         "rounds": args.rounds,
+        "respawn": args.respawn,
         "expansions": args.expansions,
         "delay_ms": args.delay_ms,
         "seed": args.seed,
         "load_avg": [round(x, 2) for x in os.getloadavg()],
         "spans_made": made,
         "spans_received": receiver.spans,
-        "summary": summarise(turns, modes, args.seed),
+        "summary": summarise(turns, modes, args.seed, generations),
+        "generations": generations,
         "turns": turns,
     }
 
@@ -347,18 +358,34 @@ def measure_exits(args: argparse.Namespace) -> dict[str, Any]:
 # --- statistics -----------------------------------------------------------------------
 
 
-def geometric_ci(ratios: list[float], seed: int) -> tuple[float, float, float]:
-    """The geometric mean of `ratios` and its 95 % percentile-bootstrap interval
-    (resampling the rounds), each as a percentage change."""
+def geometric_ci(
+    ratios: list[float], seed: int, groups: list[int] | None = None
+) -> tuple[float, float, float]:
+    """The geometric mean of `ratios` and its 95 % percentile-bootstrap interval, each
+    as a percentage change; the bootstrap resamples the rounds, or with `groups` (each
+    round's worker generation) whole generations, so that the interval also holds the
+    differences between one process and the next."""
     logs = [math.log(r) for r in ratios]
+    clusters: dict[int, list[float]] = {}
+    for i, value in enumerate(logs):
+        clusters.setdefault(groups[i] if groups else i, []).append(value)
+    blocks = list(clusters.values())
     draw = random.Random(seed).choices
-    means = sorted(statistics.fmean(draw(logs, k=len(logs))) for _ in range(BOOTSTRAP))
+
+    def resampled() -> float:
+        picked = draw(blocks, k=len(blocks))
+        return statistics.fmean(v for block in picked for v in block)
+
+    means = sorted(resampled() for _ in range(BOOTSTRAP))
     low, high = means[int(0.025 * BOOTSTRAP)], means[int(0.975 * BOOTSTRAP) - 1]
     return tuple(round(100 * (math.exp(x) - 1), 1) for x in (statistics.fmean(logs), low, high))  # type: ignore[return-value]
 
 
 def summarise(
-    turns: dict[str, dict[str, list[dict[str, float]]]], modes: list[str], seed: int
+    turns: dict[str, dict[str, list[dict[str, float]]]],
+    modes: list[str],
+    seed: int,
+    generations: list[int] | None = None,
 ) -> dict[str, Any]:
     """Per mode and strategy: each measure's median and best; against the reference of
     the same round (`off`; `off` against `base`): the paired ratios' geometric mean, its
@@ -382,7 +409,7 @@ def summarise(
                     on[key] / off[base_key]
                     for on, off in zip(turns[mode][strategy], turns[ref][strategy], strict=True)
                 ]
-                mean, low, high = geometric_ci(ratios, seed)
+                mean, low, high = geometric_ci(ratios, seed, generations)
                 pcts = sorted(round(100 * (r - 1), 1) for r in ratios)
                 out[f"{mode} vs {ref}/{strategy}/{key}"] = {
                     "mean": mean,
@@ -536,6 +563,9 @@ def main() -> None:
         "--inproc", action="store_true", help="also spans made in the run's own process"
     )
     parser.add_argument("--seed", type=int, default=1, help="turn order and bootstrap")
+    parser.add_argument(
+        "--respawn", type=int, default=4, help="fresh workers every N rounds (default 4)"
+    )
     parser.add_argument(
         "--exits", type=int, default=0, help="also N rounds of programs that search and exit"
     )

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from guardsearch.core.messages import ModelRequest
+from guardsearch.corpus import CorpusIndex, Document
 
 PLAN = {
     "reflection": {
@@ -28,3 +30,16 @@ def answer(request: ModelRequest) -> str:
     if "Mona Lisa" in request.messages[-1].content:
         return json.dumps({"answer": "no", "reason": "Leonardo is no impressionist"})
     return json.dumps({"answer": "yes", "reason": "an impressionist painting"})
+
+
+def wiki_index(path: Path, corpus: str, rows: list[tuple[str, str, str]]) -> CorpusIndex:
+    """A corpus index at `path` of (title, description, body) encyclopedia articles."""
+    index = CorpusIndex(path)
+    index.add(
+        corpus,
+        [
+            Document(corpus=corpus, key=t, title=t, description=d, body=b, kind="wikipedia")
+            for t, d, b in rows
+        ],
+    )
+    return index

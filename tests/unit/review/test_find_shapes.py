@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from find_helpers import wiki_index
 
 from guardsearch.apps.find import find
 from guardsearch.apps.find.act import mentions_phrase, qualifier_gaps
@@ -19,7 +20,7 @@ from guardsearch.apps.find.rules import type_rejection
 from guardsearch.apps.find.spec import FindSpec
 from guardsearch.apps.find.steps import plan_step
 from guardsearch.core.messages import ModelRequest
-from guardsearch.corpus import CorpusIndex, Document
+from guardsearch.corpus import CorpusIndex
 from guardsearch.guards.base import FunctionGuard
 from guardsearch.models.scripted import ScriptedModel
 from guardsearch.tools.corpus_search import CorpusProvider
@@ -173,14 +174,7 @@ LAKES = [
 
 @pytest.fixture
 def lakes_index(tmp_path: Path) -> Iterator[CorpusIndex]:
-    index = CorpusIndex(tmp_path / "lakes.sqlite3")
-    index.add(
-        "lakes",
-        [
-            Document(corpus="lakes", key=t, title=t, description=d, body=b, kind="wikipedia")
-            for t, d, b in LAKES
-        ],
-    )
+    index = wiki_index(tmp_path / "lakes.sqlite3", "lakes", LAKES)
     yield index
     index.close()
 

@@ -22,6 +22,12 @@ _LIFESPAN = re.compile(
 )
 _BORN = re.compile(r"\(born\s+(\d{3,4})\)", re.I)
 _YEAR = re.compile(r"\b(1\d{3}|20[0-2]\d)\b")
+# A period phrase with its preposition ("of the 19th century", "from the 1960s", "in 1889").
+_PERIOD_PHRASE = re.compile(
+    r"\b(?:(?:of|from|in|during)\s+(?:the\s+)?)?(?:\d{1,2}(?:st|nd|rd|th)[\s-]+century|\d{3}0s)\b"
+    r"|\b(?:in|from|of)\s+\d{4}\b",
+    re.I,
+)
 
 
 def period_of(qualifier: str) -> tuple[int, int] | None:
@@ -71,3 +77,12 @@ def period_words(qualifier: str) -> set[str]:
         for match in pattern.finditer(qualifier):
             words |= {w.lower() for w in re.findall(r"\w+", match.group(0))}
     return words
+
+
+def without_period(qualifier: str) -> str:
+    """The qualifier without its period phrase ("Italian of the 19th century" -> "Italian",
+    "of the 1960s" -> ""): what is left once code has checked the period on the item's
+    dates (`item_date`), for the judge, which cannot place a year in a century."""
+    if period_of(qualifier) is None:
+        return qualifier.strip()
+    return " ".join(_PERIOD_PHRASE.sub(" ", qualifier).split()).strip(" ,;:")

@@ -136,8 +136,12 @@ def judge_step(rmax: int = 2) -> Step:
     )
 
 
-def replan_step(tried: list[str], rmax: int = 3) -> Step:
+def replan_step(tried: list[str], item_type: str, rmax: int = 3) -> Step:
+    """The replan step. Its keywords are new (not a tried query) and name the items
+    wanted (a form of `item_type`): the prompt's example ("painting", "Monet") written
+    back for an opera request is refused, as the plan guard refuses it."""
     tried_sets = [frozenset(terms(q)) for q in tried]
+    wanted = set(forms(item_type))
 
     def replan_guard(value: object) -> str | None:
         draft = ReplanDraft.model_validate(value)
@@ -146,6 +150,8 @@ def replan_step(tried: list[str], rmax: int = 3) -> Step:
             return "give keywords with content words"
         if words in tried_sets:
             return "these keywords were already tried; give different ones"
+        if not words & wanted:
+            return f"the keywords must name the items wanted: include {item_type!r}"
         return None
 
     return Step(

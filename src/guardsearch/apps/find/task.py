@@ -85,7 +85,7 @@ class FindTask:
             why = ", ".join(f"{r} {n}" for r, n in report.rejection_breakdown.items()) or "none"
             lines.append(f"- {query!r}: {report.verified}/{report.total_fetched} kept; {why}")
         outcome = await run_step(
-            replan_step(self.tried),
+            replan_step(self.tried, spec.item_type),
             Context(objective=request),
             metered,
             variables={"request": request, "history": "\n".join(lines)},
