@@ -424,11 +424,16 @@ async def hop(draft: Draft, judge: SupportJudge) -> GuardResult | None:
     source_id, value, clause = found
     if value.split()[0] in numbers_in(draft.flat):
         return None
+    lead = f"the question asks about what its subject's source names; source {source_id}"
+    return _from_source(lead, source_id, clause, value)
+
+
+def _from_source(lead: str, source_id: str, clause: str, answer: str) -> GuardResult:
+    """A repair to the answer a source's clause gives, the clause quoted, it cited."""
     return GuardResult.fail(
-        f"the question asks about what its subject's source names; source {source_id} "
-        f'says "{cut(clause, 160)}": the answer is {value}',
+        f'{lead} says "{cut(clause, 160)}": the answer is {answer}',
         "answer",
-        patch=answer_patch(f"{value} {source_id}", source_id),
+        patch=answer_patch(f"{answer} {source_id}", source_id),
     )
 
 
@@ -444,11 +449,8 @@ async def made_by(draft: Draft, judge: SupportJudge) -> GuardResult | None:
     source_id, name, clause = found
     if set(terms(name)) & set(terms(draft.flat)):
         return None
-    return GuardResult.fail(
-        f'source {source_id}, about what the question names, says "{cut(clause, 160)}": '
-        f"the answer is {name}",
-        "answer",
-        patch=answer_patch(f"{name} {source_id}", source_id),
+    return _from_source(
+        f"source {source_id}, about what the question names,", source_id, clause, name
     )
 
 
