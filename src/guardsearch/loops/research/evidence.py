@@ -849,7 +849,7 @@ def maker(
     such source or clause is retrieved, or when the name is the question's own."""
     if answer_kind(question) != "person" or comparison_sides(question) is not None:
         return None
-    wanted = set().union(*_relations(question)[1]) if _relations(question)[1] else set()
+    wanted = set().union(*_relations(question)[1])
     if not wanted:
         return None
     asked = _stems(question)
@@ -865,6 +865,9 @@ def maker(
     return None
 
 
+_BY_WORD = re.compile(r"\bby\b")
+
+
 def _maker_after(clause: str, wanted: set[str]) -> str | None:
     """The maker's name in the words after the relation's: a name of two words or more
     before a one-word name, which is most often a nationality ("by English writer
@@ -872,7 +875,7 @@ def _maker_after(clause: str, wanted: set[str]) -> str | None:
     at = _first_word(clause, wanted | ({"by"} if "_by" in wanted else set()))
     # The maker follows the relation's "by" ("written by", "a 1642 painting by"), not
     # any name after the relation ("written in Latin", "released through Epic Records").
-    by = re.compile(r"\bby\b").search(clause, at, at + 40) if at is not None else None
+    by = _BY_WORD.search(clause, at, at + 40) if at is not None else None
     if by is None:
         return None
     near = clause[by.end() : by.end() + 90]
