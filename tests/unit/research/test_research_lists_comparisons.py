@@ -15,6 +15,8 @@ from research_helpers import FakeProvider, no_sleep, research_model
 from guardsearch.core.source import Source
 from guardsearch.loops.research import AgentResponse, ResearchConfig, ResearchLoop
 from guardsearch.loops.research.evidence import (
+    choice,
+    chosen_name,
     comparison_facts,
     comparison_sides,
     decided,
@@ -547,3 +549,46 @@ def test_the_maker_is_the_name_not_the_nationality_before_it(description: str, n
     if "painting" in description:
         found = maker("Who painted The Work?", {"[1]": work})
     assert found is not None and found[1] == name
+
+
+@pytest.mark.parametrize(
+    ("question", "source", "draft"),
+    [
+        # A surname that is a stop word elsewhere is a name where the source writes it so.
+        ("Who wrote Utopia?",
+         Source(title="Utopia (book)", description="1516 book by Thomas More",
+                text="Utopia is a work of fiction and socio-political satire by Thomas More "
+                "(1478–1535), written in Latin and published in 1516.",
+                location="https://en.wikipedia.org/wiki/Utopia_(book)"),
+         "More"),
+        # A surname the question also holds is the answer where the source's maker is it.
+        ("Who was the founder of Ford Motor Company?",
+         Source(title="Ford Motor Company", description="American automobile manufacturer",
+                text="The Ford Motor Company is an American automobile manufacturer. It was "
+                "founded by Henry Ford and incorporated on June 16, 1903.",
+                location="https://en.wikipedia.org/wiki/Ford_Motor_Company"),
+         "Ford"),
+    ],
+)  # fmt: skip
+async def test_a_right_surname_is_verified_not_refused_as_an_echo(
+    question: str, source: Source, draft: str
+) -> None:
+    model = research_model(
+        plan=SIMPLE, synthesize=[{"answer": f"{draft} [1]", "citations": ["[1]"]}] * 3
+    )
+    key = source.title.split()[0].lower()
+    response = (await loop(model, {key: [source]}).run(question)).response
+    assert isinstance(response, AgentResponse), response
+    assert response.status == "verified", response
+    assert response.final_answer == f"{draft} [1]"
+
+
+def test_a_choice_side_may_hold_a_comma() -> None:
+    alba = Source(title="Fernando Álvarez de Toledo, 3rd Duke of Alba",
+                  description="Spanish noble (1507–1582)")  # fmt: skip
+    dunant = Source(title="Henry Dunant", description="Swiss humanitarian (1828–1910)")
+    question = "Who died earlier, Fernando Álvarez de Toledo, 3rd Duke of Alba or Henry Dunant?"
+    picked = choice(question)
+    assert picked is not None and picked.first == "Fernando Álvarez de Toledo, 3rd Duke of Alba"
+    facts = comparison_facts(question, {"[1]": alba, "[2]": dunant})
+    assert facts is not None and chosen_name(question, facts) == picked.first

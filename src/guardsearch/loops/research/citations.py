@@ -56,9 +56,11 @@ from guardsearch.loops.research.evidence import (
     comparison_sides,
     family,
     find_answer,
+    full_names,
     items_named,
     link_text,
     list_candidates,
+    maker,
     source_says,
     stem,
     yes_or_no,
@@ -295,6 +297,14 @@ def answers_here(claim: str, question: str, source: str, *, hop_from: str = "") 
     return finding.related
 
 
+def _part_of_maker(claim: str, question: str, source: str | Source) -> bool:
+    """Is the claim (some of) the name `source` gives as its maker, though the question
+    holds its words too (the founder of Ford Motor Company is "Ford")?"""
+    made = maker(question, {"[0]": source})
+    words = set(terms(plain(claim)))
+    return made is not None and bool(words) and words <= set(terms(made[1]))
+
+
 def is_about(question: str, source: str, subject: Sequence[str] = ()) -> bool:
     """Is `source` about what `question` asks? Most of its words (`RELEVANCE`), or most
     of its named subject ("Who wrote the play Tartuffe?": a summary may call it a
@@ -506,15 +516,19 @@ class _Claims:
             agrees = claim_agrees(claim, question, self.sources.get(source_id, source))
             if agrees is not None:
                 return agrees
-        if short and self.sources and choice(question) is not None:
+        picked = choice(question) if self.sources else None
+        if picked is not None:
             # "Plato [1] [2]" for "Which is older, Plato or Kant?": the name the two
-            # facts pick, each fact's source backing it.
+            # facts pick, each fact's source backing it. A claim with words of its own
+            # is a fact's piece, judged below ("Plato was born in 428 BC [1]").
             facts = comparison_facts(question, self.sources)
             said = set(terms(plain(claim)))
+            sides = set(terms(picked.first)) | set(terms(picked.second))
             if (
                 facts is not None
                 and source_id in {f.source_id for f in facts}
-                and not re.search(r"\d", plain(claim))  # a fact's piece is judged below
+                and said
+                and said <= sides
             ):
                 return set(terms(chosen_name(question, facts))) <= said
         # A comparison's piece names its own side ("A was born in 1895 [1]"): the other
@@ -530,6 +544,7 @@ class _Claims:
     def _reads_as_answer(self, claim: str, source_id: str, short: bool) -> bool:
         """The lexical checks that read the question."""
         question, source = self.question, self.texts[source_id]
+        claim = full_names(claim, source)  # "More" is "Thomas More" where the source says so
         if not short:
             # A sentence answering the question must say something of its own that the
             # source says ("The novel Nabokov released in 1955 is 'The Story of Nabokov'"
@@ -551,6 +566,9 @@ class _Claims:
             return False
         # ... and it must state the fragment as the answer to *this* question: 1945 is
         # Himmler's death year, not his birth year (evidence.py).
+        whole = self.sources.get(source_id) if self.sources else None
+        if isinstance(whole, Source) and _part_of_maker(claim, question, whole):
+            return True  # "Ford" for Ford Motor Company's founder: "founded by Henry Ford"
         hop_from = ""
         if source_id in self.linked:
             bridge = self.sources.get(source_id) if self.sources else None

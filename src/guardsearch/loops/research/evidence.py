@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from guardsearch.core.source import Source
-from guardsearch.corpus.query import terms
+from guardsearch.corpus.query import STOPWORDS, terms
 
 # -- the kind of answer a question asks for -------------------------------------------
 
@@ -273,6 +273,32 @@ def source_says(source: str | Source) -> str:
     return readable(f"{head}. {source.text}" if head else source.text)
 
 
+def named_stopwords(text: str, sources: Mapping[str, str | Source]) -> set[str]:
+    """The capitalised words of `text` that `terms` drops as stop words but a source
+    writes as part of a name, after another capitalised word ("More" in "by Thomas
+    More"): lower-cased. A name is content, whatever the word means elsewhere."""
+    found: set[str] = set()
+    for word in set(re.findall(r"\b[A-Z][a-z'’]+\b", text)):
+        if word.lower() not in STOPWORDS:
+            continue
+        name = re.compile(rf"\b[A-Z][\w'’.-]*\s+{re.escape(word)}\b")
+        if any(name.search(source_says(source)) for source in sources.values()):
+            found.add(word.lower())
+    return found
+
+
+def full_names(text: str, source: str | Source) -> str:
+    """`text` with each stop word `source` writes as a name's last word replaced by that
+    name ("More" -> "Thomas More", from "satire by Thomas More"), so the name is judged
+    as the content it is."""
+    for word in named_stopwords(text, {"": source}):
+        proper = word.capitalize()
+        found = re.search(rf"\b((?:[A-Z][\w'’.-]*\s+)+){re.escape(proper)}\b", source_says(source))
+        if found and found.group(0) not in text:
+            text = re.sub(rf"\b{re.escape(proper)}\b", found.group(0), text, count=1)
+    return text
+
+
 # Clause ends: a sentence's end (not an initial's: "T. S. Eliot"), a semicolon, a dash,
 # a comma before a new clause.
 _CLAUSE = re.compile(
@@ -393,6 +419,11 @@ def find_answer(
     """The clause of `source` stating `answer` (its numbers all, and most of its added
     words), preferring one that carries the question's relation; None if none states it."""
     numbers, words = _content(answer, question)
+    asked = _stems(question)
+    # A stop word the source writes as a name is the answer's content ("More").
+    words += [
+        stem(w) for w in named_stopwords(answer, {"": source}) if stem(w) not in asked
+    ]
     if not numbers and not words:
         return None
     said = source_says(source)
@@ -536,8 +567,8 @@ def _comparative_word(question: str) -> re.Match[str] | None:
 
 
 _CHOICE = re.compile(
-    r"^\W*(?P<head>(?:which|who|what)\b[^,:]*?)\s*[,:]\s*(?:the\s+)?(?P<a>[^,:?]+?),?\s+or\s+"
-    r"(?:the\s+)?(?P<b>[^,:?]+?)\s*\?\s*$",
+    r"^\W*(?P<head>(?:which|who|what)\b[^,:]*?)\s*[,:]\s*(?:the\s+)?(?P<a>[^:?]+?),?\s+or\s+"
+    r"(?:the\s+)?(?P<b>[^:?]+?)\s*\?\s*$",
     re.I,
 )
 
