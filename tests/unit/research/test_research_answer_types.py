@@ -328,3 +328,70 @@ async def test_a_bare_yes_the_guards_cannot_confirm_is_unverified_not_not_found(
     run = await loop(model, search).run("Was Heinrich Himmler born before Alfred Hitchcock?")
     assert isinstance(run.response, AgentResponse)
     assert run.response.status == "unverified" and run.response.final_answer.startswith("Yes")
+
+
+RIO = Source(
+    title="Rio de Janeiro",
+    description="City in Brazil",
+    text="Rio de Janeiro is the second-most-populous city in Brazil after São Paulo with a "
+    "population of 13 million people as of 2025. It was founded in 1565 by the Portuguese.",
+    location="https://en.wikipedia.org/wiki/Rio_de_Janeiro",
+    kind="wikipedia",
+)
+SAIGON = Source(
+    title="Ho Chi Minh City",
+    description="Largest city in Vietnam",
+    text="Ho Chi Minh City is the largest city in Vietnam, with a population of 14 million.",
+    location="https://en.wikipedia.org/wiki/Ho_Chi_Minh_City",
+    kind="wikipedia",
+)
+VIETNAM = Source(
+    title="Vietnam",
+    description="Country in Southeast Asia",
+    text="Vietnam is a country in Southeast Asia. With an area of about 331,000 square "
+    "kilometres, it is the 16th-most populous country. Its capital is Hanoi.",
+    location="https://en.wikipedia.org/wiki/Vietnam",
+    kind="wikipedia",
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "sources", "draft"),
+    [
+        # The question's own year is not the clause's: another fact, not an answer.
+        ("What was the population of Rio de Janeiro in the year 1500?", [RIO],
+         "13 million [1]"),
+        # Vietnam's area is not its largest city's: a one-hop question takes no hop.
+        ("What is the area of Ho Chi Minh City in square kilometres?", [SAIGON, VIETNAM],
+         "331,000 [2]"),
+    ],
+)  # fmt: skip
+async def test_a_number_stated_for_another_fact_is_not_found_not_a_guess(
+    question: str, sources: list[Source], draft: str
+) -> None:
+    model = research_model(
+        plan=SIMPLE, synthesize=[{"answer": draft, "citations": [draft.split()[-1]]}] * 3
+    )
+    response = (await loop(model, provider({"": sources})).run(question)).response
+    assert isinstance(response, AgentResponse), response
+    assert response.status == "not_found", response
+    assert response.final_answer == "The sources do not say."
+
+
+async def test_a_country_the_question_asks_through_is_a_second_hop() -> None:
+    question = "What is the capital of the country where Ho Chi Minh City is?"
+    sources = numbered(SAIGON, VIETNAM)
+    check = await verify_citations(
+        "Hanoi [2]", ["[2]"], sources, LexicalSupport(), question=question
+    )
+    assert check.verified == ("[2]",)
+    one_hop = "What is the area of Ho Chi Minh City in square kilometres?"
+    check = await verify_citations(
+        "331,000 [2]", ["[2]"], sources, LexicalSupport(), question=one_hop
+    )
+    assert check.verified == ()
+
+
+def test_a_measure_asks_for_a_number() -> None:
+    assert answer_kind("What is the average annual rainfall of Basra?") == "number"
+    assert answer_kind("What is the elevation of Lhasa?") == "number"

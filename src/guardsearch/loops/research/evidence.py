@@ -32,7 +32,8 @@ from guardsearch.corpus.query import STOPWORDS, terms
 _YEAR_Q = re.compile(r"\b(?:what|which)\s+year\b|\bwhen\b|\bbirth\s+year\b|\bwhat\s+date\b", re.I)
 _NUMBER_Q = re.compile(
     r"\bhow\s+(?:many|much|long|tall|high|deep|far|big|large|wide|old|heavy)\b"
-    r"|\b(?:population|length|height|depth|area|number\s+of)\b",
+    r"|\b(?:population|length|height|depth|area|width|elevation|altitude|diameter|volume"
+    r"|weight|mass|distance|rainfall|precipitation|temperature|density|number\s+of)\b",
     re.I,
 )
 _PERSON_Q = re.compile(
@@ -413,6 +414,29 @@ def _link(holder: str | Source, bridge: str | Source) -> set[str]:
     return _stems(link_text(holder, bridge.title if isinstance(bridge, Source) else ""))
 
 
+# Kinds of thing a second hop is ("the capital of the country where ... is").
+_HOP_KINDS = frozenset(
+    ["country", "city", "town", "place", "state", "region", "river", "lake", "mountain"]
+)
+
+
+def _a_hop(question: str, done: set[str], said: str) -> bool:
+    """Is a source a subject's source names (a bridge) a step the question asks for? Its
+    naming states one of the question's relations ("painting by Pablo Picasso" for the
+    painter of Guernica), or it is a kind of thing the question asks through ("Country
+    in Southeast Asia" for the country where Ho Chi Minh City is). "The largest city in
+    Vietnam" is no step to Vietnam's area for Ho Chi Minh City's own."""
+    every, _ = _relations(question)
+    if any(done & f for f in every):
+        return True
+    # A maker's noun the lexicon lacks, by its root: "sculpture by" for "the sculptor of".
+    roots = {w[:5] for w in relation_words(question) if len(w) >= 6}
+    if roots & {w[:5] for w in done if len(w) >= 6}:
+        return True
+    kinds = {w for w in re.findall(r"\b[a-z]+\b", question) if w in _HOP_KINDS}
+    return bool(kinds & set(terms(said[:200])))
+
+
 def find_answer(
     answer: str, question: str, source: str | Source, *, satisfied: str | Source = ""
 ) -> AnswerClause | None:
@@ -421,14 +445,14 @@ def find_answer(
     numbers, words = _content(answer, question)
     asked = _stems(question)
     # A stop word the source writes as a name is the answer's content ("More").
-    words += [
-        stem(w) for w in named_stopwords(answer, {"": source}) if stem(w) not in asked
-    ]
+    words += [stem(w) for w in named_stopwords(answer, {"": source}) if stem(w) not in asked]
     if not numbers and not words:
         return None
     said = source_says(source)
     vocabulary = _stems(said)
     done = _link(satisfied, source) if satisfied else set()
+    if satisfied and not _a_hop(question, done, said):
+        return None
     if words and sum(1 for w in words if w in vocabulary) / len(words) < 0.5:
         return None
     best: AnswerClause | None = None
@@ -1232,6 +1256,33 @@ def states(
     if not about(question, source) and source_id not in bridges(question, sources):
         return None
     return find_answer(answer, question, source)
+
+
+def holds_answer(
+    answer: str, question: str, sources: Mapping[str, Source] | Mapping[str, str | Source]
+) -> bool:
+    """Does a retrieved source state `answer` for this question, verified or not? Any
+    clause holding it, for a name; for a year or a number, a clause with the asked
+    relation and every number the question gives itself ("in 1500": a population "as
+    of 2025" is another fact), in a source about the subject or a second hop the
+    question asks through (Vietnam's area is not Ho Chi Minh City's)."""
+    if answer_kind(question) not in _TYPED:
+        return any(find_answer(answer, question, source) for source in sources.values())
+    own = numbers_in(question)
+    linked = bridges(question, sources)
+    for source_id, source in sources.items():
+        hop = linked.get(source_id)
+        if hop is None and not about(question, source):
+            continue
+        satisfied = link_text(sources[hop], _title_of(source)) if hop else ""
+        found = find_answer(answer, question, source, satisfied=satisfied)
+        if found is not None and found.related and own <= numbers_in(found.clause):
+            return True
+    return False
+
+
+def _title_of(source: str | Source) -> str:
+    return source.title if isinstance(source, Source) else ""
 
 
 def named_entities(source: str | Source, question: str, limit: int = 3) -> list[str]:

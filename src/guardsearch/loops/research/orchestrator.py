@@ -65,7 +65,7 @@ from guardsearch.loops.research.evidence import (
     answer_kind,
     bridges,
     comparison_sides,
-    find_answer,
+    holds_answer,
     missing_sides,
     named_entities,
     named_stopwords,
@@ -799,9 +799,7 @@ class _Run:
         verdict_only = answer_kind(task) == "yesno" and re.match(
             r"\W*(?:yes|no)\b", plain_answer, re.I
         )
-        if not verdict_only and not any(
-            find_answer(plain_answer, task, source) for source in full.values()
-        ):
+        if not verdict_only and not holds_answer(plain_answer, task, full):
             # What the model said is in no retrieved source: a guess, not an answer.
             return self.not_found(verdicts, "no retrieved source states the model's answer", draft)
         ids = cited_ids(draft.answer, draft.citations)
