@@ -8,23 +8,11 @@ evaluation), one for each behaviour."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
+from plan_helpers import judged_free
 
-from guardsearch import Artifact, Context
 from guardsearch.apps.plan.task_extract import extract_spec
-from guardsearch.apps.plan.task_guards import TaskPlanGuard
 from guardsearch.apps.plan.task_text import words
-
-
-async def judged(task: str, *steps: tuple[str, str]) -> tuple[bool, str]:
-    plan = {"steps": [{"id": f"s{i}", "action": a, "detail": d, "retry_budget": 1}
-                      for i, (a, d) in enumerate(steps, 1)]}  # fmt: skip
-    verdict = await TaskPlanGuard(None, spec=extract_spec(task)).check(
-        Artifact(id="p", step="plan", text=json.dumps(plan), value=plan), Context(objective=task)
-    )
-    return verdict.passed, verdict.feedback or ""
 
 
 @pytest.mark.parametrize(
@@ -53,21 +41,21 @@ async def test_a_task_asking_half_an_hour_is_met_by_30_minutes_not_by_an_hour() 
     said = {c.text: c.terms for c in spec.constraints}
     assert said.get("half an hour") == ["0.5 hour", "30 minute"], said
     assert "a day" not in said  # "half an hour a day" is a rate: no one-day duration
-    passed, _ = await judged(task, ("play_scales", "30 minutes each evening for 3 weeks"))
+    passed, _ = await judged_free(task, ("play_scales", "30 minutes each evening for 3 weeks"))
     assert passed
-    passed, feedback = await judged(task, ("play_scales", "1 hour each evening for 3 weeks"))
+    passed, feedback = await judged_free(task, ("play_scales", "1 hour each evening for 3 weeks"))
     assert not passed and "half an hour" in feedback
 
 
 async def test_a_count_said_in_words_must_be_said_as_a_count() -> None:
     task = "Knit a scarf in three colours by Christmas"
     assert {c.text: c.terms for c in extract_spec(task).constraints}["three colours"] == ["3"]
-    passed, feedback = await judged(
+    passed, feedback = await judged_free(
         task, ("buy_wool", "colours for the scarf stripes"),
         ("cast_on_stitches", "done by Christmas eve"),
     )  # fmt: skip
     assert not passed and "three colours" in feedback
-    passed, _ = await judged(
+    passed, _ = await judged_free(
         task, ("buy_wool", "three colours for the stripes"),
         ("cast_on_stitches", "done by Christmas eve"),
     )  # fmt: skip
@@ -90,12 +78,12 @@ def test_a_name_ending_its_phrase_is_also_named_by_its_kind(
 
 async def test_an_action_starting_with_a_name_the_task_uses_is_no_act() -> None:
     task = "Speed up the Postgres queries behind the sales dashboard"
-    passed, feedback = await judged(
+    passed, feedback = await judged_free(
         task, ("postgres_indexes", "add indexes on the sales tables"),
         ("profile_dashboard_queries", "the slowest queries of the dashboard"),
     )  # fmt: skip
     assert not passed and "postgres_indexes) starts with a name" in feedback
-    passed, _ = await judged(
+    passed, _ = await judged_free(
         task, ("add_postgres_indexes", "on the sales tables"),
         ("profile_dashboard_queries", "the slowest queries of the dashboard"),
     )  # fmt: skip
@@ -104,11 +92,11 @@ async def test_an_action_starting_with_a_name_the_task_uses_is_no_act() -> None:
 
 async def test_a_detail_that_is_only_a_value_says_nothing_done() -> None:
     task = "Bring the checkout page load under 2 seconds for 300 users"
-    passed, feedback = await judged(
+    passed, feedback = await judged_free(
         task, ("measure_page_load", "2 seconds"), ("load_test_checkout", "300 users at once")
     )
     assert not passed and "measure_page_load) has only a value" in feedback
-    passed, _ = await judged(
+    passed, _ = await judged_free(
         task, ("measure_page_load", "time it under 2 seconds"),
         ("load_test_checkout", "300 users at once"),
     )  # fmt: skip
