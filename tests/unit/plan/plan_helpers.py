@@ -178,3 +178,18 @@ class ByStep:
 
 def by_step(problem_id: str = PLAIN, **answers: list[str]) -> ByStep:
     return ByStep(get_problem(problem_id), {k: list(v) for k, v in answers.items()})
+
+
+async def judged_free(task: str, *steps: tuple[str, str]) -> tuple[bool, str]:
+    """The free-task plan guard's verdict (passed, feedback) on a plan of (action, detail)
+    steps, with the spec code reads from `task`."""
+    from guardsearch import Artifact, Context
+    from guardsearch.apps.plan.task_extract import extract_spec
+    from guardsearch.apps.plan.task_guards import TaskPlanGuard
+
+    plan = {"steps": [{"id": f"s{i}", "action": a, "detail": d, "retry_budget": 1}
+                      for i, (a, d) in enumerate(steps, 1)]}  # fmt: skip
+    verdict = await TaskPlanGuard(None, spec=extract_spec(task)).check(
+        Artifact(id="p", step="plan", text=json.dumps(plan), value=plan), Context(objective=task)
+    )
+    return verdict.passed, verdict.feedback or ""

@@ -6,13 +6,10 @@ evaluation), one for each shape of English a rule reads."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
+from plan_helpers import judged_free
 
-from guardsearch import Artifact, Context
 from guardsearch.apps.plan.task_extract import extract_spec
-from guardsearch.apps.plan.task_guards import TaskPlanGuard
 
 
 def asked(task: str) -> dict[str, list[str]]:
@@ -65,28 +62,19 @@ def test_a_delay_after_an_act_is_an_order_after_the_first_act() -> None:
     assert extract_spec("Back up the files before Friday").order == []
 
 
-async def judged(task: str, *steps: tuple[str, str]) -> tuple[bool, str]:
-    plan = {"steps": [{"id": f"s{i}", "action": a, "detail": d, "retry_budget": 1}
-                      for i, (a, d) in enumerate(steps, 1)]}  # fmt: skip
-    verdict = await TaskPlanGuard(None, spec=extract_spec(task)).check(
-        Artifact(id="p", step="plan", text=json.dumps(plan), value=plan), Context(objective=task)
-    )
-    return verdict.passed, verdict.feedback or ""
-
-
 async def test_a_plan_leaving_out_the_diet_or_the_topic_fails_with_it_named() -> None:
     task = "Cook a vegan lasagna for 6 guests"
-    passed, feedback = await judged(
+    passed, feedback = await judged_free(
         task, ("buy_ingredients", "pasta and tomatoes for 6"), ("bake_lasagna", "one hour at 180C")
     )
     assert not passed and "vegan (say 'vegan')" in feedback
-    passed, _ = await judged(
+    passed, _ = await judged_free(
         task, ("buy_ingredients", "vegan cheese and pasta for 6"), ("bake_lasagna", "at 180C")
     )
     assert passed
 
     task = "Interview 10 teachers about homework load within 4 weeks"
-    passed, feedback = await judged(
+    passed, feedback = await judged_free(
         task, ("recruit_teachers", "10 teachers from two schools"),
         ("run_interviews", "one hour each, over 4 weeks"),
     )  # fmt: skip
@@ -94,7 +82,7 @@ async def test_a_plan_leaving_out_the_diet_or_the_topic_fails_with_it_named() ->
 
 
 async def test_an_action_that_starts_with_no_verb_is_not_concrete() -> None:
-    passed, feedback = await judged(
+    passed, feedback = await judged_free(
         "Cut page load to under 2 seconds",
         ("p95_budget", "under 2 seconds"), ("compress_images", "resize to under 2 seconds load"),
     )  # fmt: skip

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from guardsearch.apps.plan.plan_format import Plan, PlanStep
@@ -52,16 +53,59 @@ def restates(step: PlanStep, task_words: tuple[str, ...]) -> bool:
     return len(wanted) >= 4 and len(wanted & have) >= RESTATE_SHARE * len(wanted)
 
 
-def concreteness(step: PlanStep, task_words: tuple[str, ...]) -> str | None:
+# Units of measure: a detail of a number and these only is a value, not what is done.
+_MEASURES = frozenset(
+    words(
+        "second seconds sec secs s minute minutes min mins hour hours h hr day days week "
+        "weeks month months year years ms millisecond milliseconds gb tb mb kb km m metre "
+        "metres meter meters kg g percent % eur usd gbp euro euros dollar dollars pound pounds"
+    )
+)
+
+
+@dataclass(frozen=True)
+class TaskView:
+    """What the concreteness check reads from a spec: the task's words, the names it uses
+    (no name is a verb: "api_latency" does nothing) and the units its constraints count
+    in (a detail "12 people" is a value, not what is done)."""
+
+    task_words: tuple[str, ...] = ()
+    names: frozenset[str] = frozenset()
+    units: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, spec: TaskSpec) -> TaskView:
+        names = {
+            w
+            for c in spec.constraints
+            if c.kind in ("requirement", "place") and c.text[:1].isupper()
+            for w in words(c.text)
+        }
+        units = {w for c in spec.constraints if c.unit for w in words(c.unit)}
+        return cls(words(spec.task), frozenset(names), frozenset(units) | _MEASURES)
+
+
+def value_only(detail: str, units: frozenset[str]) -> bool:
+    """Is the detail a number and its unit, nothing done ("3 seconds", "500 ms")?"""
+    said = words(detail)
+    return any(w[0].isdigit() for w in said) and all(w[0].isdigit() or w in units for w in said)
+
+
+def concreteness(step: PlanStep, view: TaskView) -> str | None:
     """Why `step` is not a concrete action on an object (None: it is)."""
     label = f"step {step.id} ({step.action})"
     wrong = action_problem(step.action)
     if wrong:
         return f"{label} {wrong}"
-    if restates(step, task_words):
+    first = words(re.split(r"[\s_\-]+", step.action.strip())[0])
+    if first and first[0] in view.names:
+        return f"{label} starts with a name, not a verb (write verb_object, like book_venue)"
+    if restates(step, view.task_words):
         return f"{label} restates the whole task: name one concrete part of it"
     if len(words(step.detail or "")) < 2:
         return f"{label} has no detail: say what exactly (which thing, where, how many)"
+    if value_only(step.detail or "", view.units):
+        return f"{label} has only a value as its detail: say what is done with it"
     return None
 
 
@@ -183,11 +227,11 @@ def constraint_status(spec: TaskSpec, plan: Plan) -> list[tuple[Constraint, bool
 
 def faulty_steps(spec: TaskSpec, plan: Plan) -> list[tuple[PlanStep, str]]:
     """The steps the `concrete` or `no_repeats` check names, each with why (in order)."""
-    task_words = words(spec.task)
+    view = TaskView.of(spec)
     seen: set[tuple[str, ...]] = set()
     out = []
     for step in plan.steps:
-        why = concreteness(step, task_words)
+        why = concreteness(step, view)
         key = same_action(step.action)
         if why is None and key in seen:
             why = f"step {step.id} ({step.action}) repeats an earlier step's action"

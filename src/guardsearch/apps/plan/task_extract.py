@@ -38,7 +38,15 @@ from guardsearch.apps.plan.task_phrases import (
     topics,
 )
 from guardsearch.apps.plan.task_spec import Constraint, Dependency, TaskSpec
-from guardsearch.apps.plan.task_text import STOP_WORDS, number_text, parse_number, stem, words
+from guardsearch.apps.plan.task_text import (
+    FRACTION,
+    STOP_WORDS,
+    fraction_value,
+    number_text,
+    parse_number,
+    stem,
+    words,
+)
 
 _NUM = r"\d+(?:[.,]\d+)*(?:\s?k\b)?"
 _WORDNUM = (
@@ -76,7 +84,7 @@ _UNITS = r"minute|hour|day|night|week|weekend|month|year|semester|term|sprint|ev
 _DURATION = re.compile(
     rf"\b(?P<n>{_NUM}|{_WORDNUM}|a|an|half)[\s-]+(?:full[\s-]+)?(?P<unit>{_UNITS})s?\b", re.I
 )
-_RATE = re.compile(rf"(?:\d+|{_WORDNUM})\s+(?:[a-z-]+\s+){{0,2}}$", re.I)
+_RATE = re.compile(rf"(?:(?:\d+|{_WORDNUM})\s+(?:[a-z-]+\s+){{0,2}}|{FRACTION.pattern}\s+)$", re.I)
 _MONTHS = (
     r"january|february|march|april|may|june|july|august|september|october|november|december|"
     r"jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
@@ -213,6 +221,11 @@ def _people(task: str, found: Found) -> None:
 
 
 def _duration(task: str, found: Found) -> None:
+    for f in FRACTION.finditer(task):  # "half an hour": 0.5 hour, said as 30 minutes too
+        amount = fraction_value(f)
+        if amount is not None:
+            found.add(f.span(), "duration", f.group(0), value=amount[0], unit=amount[1],
+                      terms=duration_terms(*amount))  # fmt: skip
     for m in _DURATION.finditer(task):
         raw = m.group("n").lower()
         if raw in ("a", "an") and _RATE.search(task[: m.start()]):
@@ -322,7 +335,30 @@ def _names(task: str, found: Found) -> None:
                 nouns.append(w)
         terms = [name.split()[-1], *nouns[-1:]]
         terms += [v for v in _qualified(task, m.end("name")) if v[0].isdigit()]
+        if not m.group("noun").strip() or not nouns:
+            terms += _modifier(task[: m.start("name")])
         found.add(m.span("name"), "requirement", name, terms=terms)
+
+
+_MODIFIER = re.compile(r"\b(?:the|a|an|our|my|their|your|its)\s+(?P<mod>[a-z]{3,})\s+$")
+# Words between an article and a name that describe it rather than name it.
+_DESCRIBING_TEXT = (
+    "new old online current existing latest main public private internal external local "
+    "remote mobile whole entire own same other first last next big small free open"
+)
+_DESCRIBING = frozenset(_DESCRIBING_TEXT.split(" "))
+
+
+def _modifier(before: str) -> list[str]:
+    """The noun a name ending its phrase is the kind of ("the search API": search), which
+    names the same thing in a step; a describing word ("the new API") names nothing."""
+    m = _MODIFIER.search(before)
+    if m is None:
+        return []
+    mod = m.group("mod")
+    if mod in STOP_WORDS or mod in _DESCRIBING or re.search(r"(?:ed|ly)$", mod):
+        return []
+    return [mod]
 
 
 _NOT_NOUN = re.compile(r"^(?:with|without|while|when|during|within|until|using)$")
@@ -339,13 +375,13 @@ def _with(task: str, found: Found) -> None:
 
 def _quantities(task: str, found: Found) -> None:
     for m in _QUANTITY.finditer(task):
-        if m.group("w"):  # "two colours": a count said in words (the count or the thing)
+        if m.group("w"):  # "two colours": a count said in words, addressed as in digits
             unit = m.group("wunit").lower()
             value = parse_number(m.group("w").replace("a dozen", "dozen"))
             # "three-course": one word, the count and its noun together.
             joined = m.group("sep") == "-"
             count = number_text(value or 0)
-            terms = [f"{count} {unit}"] if joined else [count, unit]
+            terms = [f"{count} {unit}"] if joined else [count]
             if value is not None and unit not in STOP_WORDS:
                 found.add(m.span(), "quantity", m.group(0), value=value, unit=unit, terms=terms)
             continue

@@ -33,13 +33,13 @@ from typing import Any, ClassVar
 from guardsearch.apps.plan.guards import Level, MinimalPlanGuard
 from guardsearch.apps.plan.plan_format import Plan
 from guardsearch.apps.plan.task_checks import (
+    TaskView,
     concreteness,
     constraint_problems,
     order_problem,
     repeated,
 )
 from guardsearch.apps.plan.task_spec import TaskSpec
-from guardsearch.apps.plan.task_text import words
 from guardsearch.core.context import Context
 from guardsearch.core.guard_result import Check, GuardResult
 
@@ -66,8 +66,8 @@ class TaskPlanGuard(MinimalPlanGuard):
 
     def task_checks(self, plan: Plan) -> tuple[list[Check], list[str], float]:
         """Each check with what failed in it, all the feedback, and the share met."""
-        task_words = words(self.spec.task)
-        vague = [p for p in (concreteness(s, task_words) for s in plan.steps) if p]
+        view = TaskView.of(self.spec)
+        vague = [p for p in (concreteness(s, view) for s in plan.steps) if p]
         repeats = repeated(plan)
         met, unmet = constraint_problems(self.spec, plan)
         order = [p for p in (order_problem(d, plan) for d in self.spec.order) if p]

@@ -4,9 +4,10 @@ A constraint ("12 people", "one day", "2,000 euros") and a step that addresses i
 ("book a room for twelve", "full-day agenda", "2000 EUR") rarely share their exact
 text. Both go through `words`: lower case, `_`/`-`/`/` as spaces, number words and
 thousands separators as plain digits ("twelve" → 12, "an hour" → 1 hour, "2,000" and
-"2k" → 2000), British and American spellings alike (-ise/-ize), each word stemmed by
-the Snowball English stemmer ("guests" → guest, "wiping" → wipe), stop words dropped. A
-phrase is *in* a text when every one of its words is.
+"2k" → 2000), a fraction of a time unit as the smaller unit ("half an hour" → 30 minute,
+"a day and a half" → 36 hour), British and American spellings alike (-ise/-ize), each
+word stemmed by the Snowball English stemmer ("guests" → guest, "wiping" → wipe), stop
+words dropped. A phrase is *in* a text when every one of its words is.
 """
 
 from __future__ import annotations
@@ -79,7 +80,50 @@ def parse_number(text: str) -> float | None:
         return None
 
 
+# A time unit and the next smaller one it is counted in when a fraction of it is said.
+SMALLER_UNIT: dict[str, tuple[str, int]] = {
+    "week": ("day", 7),
+    "day": ("hour", 24),
+    "hour": ("minute", 60),
+    "minute": ("second", 60),
+    "year": ("month", 12),
+}
+_FRACTIONS = {"half": 0.5, "quarter": 0.25, "three quarters": 0.75}
+_ONE = r"(?:\d+|a|an|one)"
+FRACTION = re.compile(
+    r"\b(?:(?P<part>half|(?:a\s+)?quarter|three\s+quarters)\s+(?:of\s+)?(?:a|an)\s+(?P<u1>[a-z]+?)"
+    rf"|(?P<w2>{_ONE})\s+and\s+a\s+half\s+(?P<u2>[a-z]+?)s?"
+    rf"|(?P<w3>{_ONE})\s+(?P<u3>[a-z]+?)s?\s+and\s+a\s+half)\b",
+    re.I,
+)
+
+
+def fraction_value(match: re.Match[str]) -> tuple[float, str] | None:
+    """The amount and unit a fraction of a time unit says ("half an hour" → 0.5 hour,
+    "an hour and a half" / "one and a half hours" → 1.5 hour); None: no time unit."""
+    unit = (match.group("u1") or match.group("u2") or match.group("u3")).lower()
+    if unit not in SMALLER_UNIT:
+        return None
+    if match.group("part"):
+        part = " ".join(w for w in match.group("part").lower().split() if w != "a")
+        return _FRACTIONS[part], unit
+    whole = (match.group("w2") or match.group("w3")).lower()
+    return (1.0 if whole in ("a", "an", "one") else float(whole)) + 0.5, unit
+
+
+def _fraction_digits(match: re.Match[str]) -> str:
+    """A fraction of a time unit as a count of the smaller unit ("half an hour" → "30
+    minute"), the way a step or a task may say the same time."""
+    found = fraction_value(match)
+    if found is None:
+        return match.group(0)
+    value, unit = found
+    smaller, factor = SMALLER_UNIT[unit]
+    return f"{number_text(value * factor)} {smaller}"
+
+
 def _numbers_as_digits(text: str) -> str:
+    text = FRACTION.sub(_fraction_digits, text)
     text = re.sub(r"\b(?:a|an)\s+(?=(?:minute|hour|day|week|month|year)s?\b)", "1 ", text)
     text = re.sub(
         r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\b\d+(?:\.\d+)?k\b",
