@@ -61,6 +61,7 @@ from guardsearch.loops.research.evidence import (
     link_text,
     list_candidates,
     maker,
+    numbers_in,
     source_says,
     stem,
     yes_or_no,
@@ -562,7 +563,8 @@ class _Claims:
             return False
         # ... the source must be about most of the question's subject, or be what a
         # source about it names (the director of the film it asks about) ...
-        if not (about(question, source) or source_id in self.linked):
+        side = self._states_a_side(claim, source_id)
+        if not (about(question, source) or source_id in self.linked or side):
             return False
         # ... and it must state the fragment as the answer to *this* question: 1945 is
         # Himmler's death year, not his birth year (evidence.py).
@@ -570,11 +572,20 @@ class _Claims:
         if isinstance(whole, Source) and _part_of_maker(claim, question, whole):
             return True  # "Ford" for Ford Motor Company's founder: "founded by Henry Ford"
         hop_from = ""
-        if source_id in self.linked:
+        if source_id in self.linked and not side:  # a side's own source is no second hop
             bridge = self.sources.get(source_id) if self.sources else None
             title = bridge.title if isinstance(bridge, Source) else ""
             hop_from = link_text(self.said[self.linked[source_id]], title)
         return answers_here(claim, question, source, hop_from=hop_from)
+
+    def _states_a_side(self, claim: str, source_id: str) -> bool:
+        """Is the claim a comparison's fact from its side's own source ("Mozart was born
+        in 1756" from Mozart's article, which never names Beethoven)?"""
+        facts = comparison_facts(self.question, self.sources) if self.sources else None
+        said = numbers_in(plain(claim))
+        return facts is not None and any(
+            f.source_id == source_id and numbers_in(f.number) <= said for f in facts
+        )
 
     async def any_source(self, claim: str) -> bool:
         """An uncited claim: the ids the answer lists first, then the best matches."""

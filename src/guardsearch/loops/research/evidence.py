@@ -494,8 +494,9 @@ def answer_clauses(
     retrieved sources hold no such clause: the run should search further (the bridge's
     name), or say the sources do not say."""
     kind = answer_kind(question)
-    if kind == "yesno" and comparison_sides(question) is not None:
-        # A comparison is answered by two facts, one per side: both, or nothing yet.
+    if comparison_sides(question) is not None:
+        # A comparison ("Was A born before B?", "Who was born first, A or B?") is
+        # answered by two facts, one per side: both, or nothing yet.
         facts = comparison_facts(question, sources)
         return [(f.source_id, f.clause) for f in facts] if facts else []
     if kind == "list":
