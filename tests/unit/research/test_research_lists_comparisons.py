@@ -592,3 +592,43 @@ def test_a_choice_side_may_hold_a_comma() -> None:
     assert picked is not None and picked.first == "Fernando Álvarez de Toledo, 3rd Duke of Alba"
     facts = comparison_facts(question, {"[1]": alba, "[2]": dunant})
     assert facts is not None and chosen_name(question, facts) == picked.first
+
+
+def _work(title: str, text: str) -> Source:
+    return Source(title=title, description="composition", text=text,
+                  location=f"https://en.wikipedia.org/wiki/{title.replace(' ', '_')}")  # fmt: skip
+
+
+async def test_a_choice_searches_each_side_until_its_own_article_is_kept() -> None:
+    # The corpus ranks works named after a composer above his article, and an
+    # iteration keeps five new sources: the article titled by the name comes first.
+    mozart = Source(title="Wolfgang Amadeus Mozart", description="Composer (1756–1791)",
+                    text="Wolfgang Amadeus Mozart was a Classical composer.",
+                    location="https://en.wikipedia.org/wiki/Mozart")  # fmt: skip
+    beethoven = Source(title="Ludwig van Beethoven", description="German composer (1770–1827)",
+                       text="Ludwig van Beethoven was a German composer and pianist.",
+                       location="https://en.wikipedia.org/wiki/Beethoven")  # fmt: skip
+    works = [_work(f"Symphony No. {n} (Beethoven)", "A symphony by Beethoven.") for n in (3, 5, 9)]
+    pianist = Source(title="Arthur Rubinstein", description="Polish pianist (1887–1982)",
+                     text="Arthur Rubinstein was born in 1887 and played Beethoven and Mozart.",
+                     location="https://en.wikipedia.org/wiki/Arthur_Rubinstein")  # fmt: skip
+    operas = [_work(t, "An opera by Mozart.") for t in ("The Magic Flute", "Don Giovanni")]
+    hits = {
+        "born first": [works[1], pianist, works[2], works[0], operas[0]],
+        "mozart": [_work("Symphony No. 41 (Mozart)", "By Mozart."), mozart, *operas,
+                   _work("The Marriage of Figaro", "An opera by Mozart.")],
+        "beethoven": [works[0], _work("Piano sonatas (Beethoven)", "By Beethoven."), works[1],
+                      works[2], beethoven],
+    }  # fmt: skip
+    model = research_model(
+        plan={"complexity": "simple", "queries": [{"query": "Who was born first?", "intent": "x"}]},
+        reflect=[{"sufficient": False, "confidence": 0.3, "gaps": [],
+                  "new_queries": [{"query": "composer born", "intent": "x"}]}] * 2,
+        synthesize=[{"answer": "Beethoven [1]", "citations": ["[1]"]}] * 3,
+    )  # fmt: skip
+    run = await loop(model, hits).run("Who was born first, Mozart or Beethoven?")
+    response = run.response
+    assert isinstance(response, AgentResponse), response
+    assert response.status == "verified", response
+    assert response.final_answer.startswith("Mozart: Mozart was born in 1756")
+    assert {s.title for s in response.sources} == {mozart.title, beethoven.title}
