@@ -395,3 +395,15 @@ async def test_a_country_the_question_asks_through_is_a_second_hop() -> None:
 def test_a_measure_asks_for_a_number() -> None:
     assert answer_kind("What is the average annual rainfall of Basra?") == "number"
     assert answer_kind("What is the elevation of Lhasa?") == "number"
+
+
+def test_a_year_that_ends_one_span_and_starts_the_next_starts_a_reign() -> None:
+    menelik = Source(
+        title="Menelik II",
+        description="Emperor of Ethiopia",
+        text="Menelik II was king of Shewa from 1866 to 1889 and Emperor of Ethiopia from "
+        "1889 to his death in 1913.",
+    )
+    question = "In what year did Menelik II become Emperor of Ethiopia?"
+    assert find_answer("1889", question, menelik) is not None
+    assert find_answer("1913", question, menelik) is None

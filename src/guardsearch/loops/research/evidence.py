@@ -390,11 +390,16 @@ def _right_end(numbers: set[str], question: str, clause: str) -> bool:
     start, end = _START_Q.search(question), _END_Q.search(question)
     if (start is None) == (end is None):
         return True
+    wrong: set[str] = set()
+    right: set[str] = set()
     for span in _SPAN.finditer(clause):
         first, last = span.group(1) or span.group(3), span.group(2) or span.group(4)
-        if first != last and (last if start else first) in numbers:
-            return False
-    return True
+        if first != last:
+            wrong.add(last if start else first)
+            right.add(first if start else last)
+    # "king of Shewa from 1866 to 1889 and Emperor of Ethiopia from 1889 to ... 1913":
+    # a year that ends one span and starts the next starts a reign.
+    return not (numbers & wrong) - right
 
 
 def link_text(holder: str | Source, title: str) -> str:
