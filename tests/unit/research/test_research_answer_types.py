@@ -407,3 +407,61 @@ def test_a_year_that_ends_one_span_and_starts_the_next_starts_a_reign() -> None:
     question = "In what year did Menelik II become Emperor of Ethiopia?"
     assert find_answer("1889", question, menelik) is not None
     assert find_answer("1913", question, menelik) is None
+
+
+FLEMING = Source(
+    title="Alexander Fleming",
+    description="Scottish physician and microbiologist (1881–1955)",
+    text="Sir Alexander Fleming was a Scottish physician and microbiologist. He shared the "
+    '1945 Nobel Prize in Physiology or Medicine with Howard Florey and Ernst Chain "for the '
+    'discovery of penicillin and its curative effect in various infectious diseases".',
+)
+PENICILLIN = Source(
+    title="Penicillin",
+    description="Group of antibiotics",
+    text="Penicillins are a group of beta-lactam antibiotics used to treat infections.",
+)
+GATES = Source(
+    title="Bill Gates",
+    description="American businessman (born 1955)",
+    text="William Henry Gates III is an American businessman. He co-founded the software "
+    "company Microsoft with his childhood friend Paul Allen in 1975.",
+    location="https://en.wikipedia.org/wiki/Bill_Gates",
+)
+MICROSOFT = Source(
+    title="Microsoft",
+    description="American multinational technology corporation",
+    text="Microsoft Corporation is an American multinational technology conglomerate "
+    "headquartered in Redmond, Washington.",
+    location="https://en.wikipedia.org/wiki/Microsoft",
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "sources", "answer"),
+    [
+        ("Who discovered penicillin?", (PENICILLIN, FLEMING), "Alexander Fleming [2]"),
+        ("Who founded Microsoft?", (MICROSOFT, GATES), "Bill Gates [2]"),
+    ],
+)
+async def test_the_answers_own_article_stating_the_relation_verifies_it(
+    question: str, sources: tuple[Source, ...], answer: str
+) -> None:
+    # The subject's own summary does not name them; their article says what they did.
+    check = await verify_citations(answer, ["[2]"], numbered(*sources), LexicalSupport(),
+                                   question=question)  # fmt: skip
+    assert check.verified == ("[2]",)
+    wrong = await verify_citations("Louis Pasteur [2]", ["[2]"], numbered(*sources),
+                                   LexicalSupport(), question=question)  # fmt: skip
+    assert wrong.verified == ()
+
+
+async def test_a_founder_named_only_by_their_own_article_is_verified_by_the_loop() -> None:
+    model = research_model(
+        plan=SIMPLE, synthesize={"answer": "Bill Gates [2]", "citations": ["[2]"]}
+    )
+    run = await loop(model, provider({"": [MICROSOFT, GATES]})).run("Who founded Microsoft?")
+    response = run.response
+    assert isinstance(response, AgentResponse), response
+    assert response.status == "verified", response
+    assert response.final_answer == "Bill Gates [2]"

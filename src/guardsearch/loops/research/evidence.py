@@ -480,7 +480,38 @@ def find_answer(
         # Words spread over a sentence ("Uganda ... and Kenya"): the source as a whole.
         related, complete = _judge(vocabulary, question, done)
         return AnswerClause(said[:200], related, complete)
+    if best is not None and not best.related and not numbers and not done:
+        return _of_the_answer(words, question, pieces) or best
     return best
+
+
+def in_own_article(answer: str, question: str, source: str | Source) -> bool:
+    """Does the source about the answer itself state the question's relation to its
+    subject ("Bill Gates ... co-founded Microsoft" for "Who founded Microsoft?")?"""
+    _, words = _content(answer, question)
+    return bool(words) and _of_the_answer(words, question, clauses(source_says(source))) is not None
+
+
+def _of_the_answer(
+    words: Sequence[str], question: str, pieces: Sequence[str]
+) -> AnswerClause | None:
+    """In the source about the answer itself (its first clause, the title, holds the
+    answer's words), the clause that states the question's relation to the question's
+    other words: "Who discovered penicillin?" is answered by Alexander Fleming's article,
+    "He shared the 1945 Nobel Prize ... for the discovery of penicillin"."""
+    if not pieces or not set(words) <= _stems(pieces[0]):
+        return None
+    every, _ = _relations(question)
+    if not every:
+        return None
+    # Every word the question says of its subject, by its family: "discovery" and
+    # "penicillin"; the subject's name too ("the theory of relativity").
+    rest = _stems(question) - set().union(*every) - _stems(" ".join(_KIND_WORDS))
+    for clause in pieces[1:]:
+        stems = _stems(clause)
+        if all(stems & f for f in every) and rest <= stems:
+            return AnswerClause(clause, True, True)
+    return None
 
 
 _TYPED = {

@@ -61,6 +61,7 @@ from guardsearch.loops.research.evidence import (
     find_answer,
     fits_kind,
     hop_value,
+    in_own_article,
     items_named,
     list_candidates,
     list_evidence,
@@ -257,6 +258,14 @@ def _off_the_named_source(draft: Draft, verified: Sequence[str]) -> GuardResult 
         return None  # a list's items may each be a source of their own (a maker's works)
     if any(bridges(draft.question, draft.sources).get(i) == pointer[0] for i in verified):
         return None
+    named_title = set(terms(bare_title(pointer[1])))
+    for i in verified:
+        source = draft.sources[i]
+        title = source.title if isinstance(source, Source) else ""
+        if named_title <= set(terms(bare_title(title))):
+            return None  # another article the question's name fits ("Apple Inc.", "Apple")
+        if in_own_article(draft.flat, draft.question, source):
+            return None  # the answer's own article states it ("... co-founded Microsoft")
     named = said_by(draft.sources[pointer[0]])
     if lexical_support(beyond(draft.flat, draft.question), named) >= 0.5:
         return None
