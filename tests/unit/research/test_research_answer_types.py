@@ -115,9 +115,15 @@ def test_the_kind_of_answer_comes_from_the_question_form(question: str, kind: st
 
 
 def test_a_lifespan_reads_as_born_and_died() -> None:
-    assert readable("German Nazi leader (1900–1945)") == (
+    assert readable("German Nazi leader (1900–1945)", description=True) == (
         "German Nazi leader (born 1900; died 1945)"
     )
+    assert readable("Heinrich Himmler (1900–1945) was a Nazi leader.") == (
+        "Heinrich Himmler (born 1900; died 1945) was a Nazi leader."
+    )
+    # A span after a thing in a text is no one's life.
+    text = "a calligrapher from the Jin dynasty (266–420) known for his calligraphy"
+    assert readable(text) == text
 
 
 def test_a_year_answers_the_relation_its_clause_states() -> None:

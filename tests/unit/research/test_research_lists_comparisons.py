@@ -381,7 +381,7 @@ async def test_a_wrong_choice_is_repaired_to_the_side_the_facts_pick() -> None:
 def test_a_lifespan_before_christ_reads_as_two_years_before_christ() -> None:
     from guardsearch.loops.research.evidence import readable
 
-    assert readable("Greek philosopher (c. 428–347 BC)") == (
+    assert readable("Greek philosopher (c. 428–347 BC)", description=True) == (
         "Greek philosopher (born 428 BC; died 347 BC)"
     )
 

@@ -62,6 +62,7 @@ from guardsearch.loops.research.evidence import (
     list_candidates,
     maker,
     numbers_in,
+    readable,
     source_says,
     stem,
     yes_or_no,
@@ -110,7 +111,9 @@ def source_text(source: str | Source) -> str:
     `Source` (a Wikipedia description is the article's own word on its subject)."""
     if isinstance(source, str):
         return source
-    head = ". ".join(p.strip().rstrip(".") for p in (source.title, source.description) if p.strip())
+    # A description's lifespan is its subject's ("German Nazi leader (1900–1945)").
+    described = readable(source.description, description=True)
+    head = ". ".join(p.strip().rstrip(".") for p in (source.title, described) if p.strip())
     return f"{head}. {source.text}" if head else source.text
 
 

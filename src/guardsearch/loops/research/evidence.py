@@ -126,7 +126,7 @@ _FAMILIES: tuple[frozenset[str], ...] = tuple(
         "die died dies death dead passed deceased killed executed",
         "found founded founder founding establish established establishment formed created set",
         "build built construct constructed construction completed erected",
-        "publish published publication release released came appeared _by",
+        "publish published publication release released came come comes appeared _by",
         "premiere premiered premieres performed",
         "reign reigned ruled rule ruler king queen emperor empress pharaoh sultan tsar shah "
         "monarch",
@@ -252,11 +252,17 @@ _LIFESPAN = re.compile(
 )
 
 
-def readable(text: str) -> str:
+def readable(text: str, *, description: bool = False) -> str:
     """`text` with Wikipedia's lifespan convention spelled out: "(1900–1945)" reads
-    "(born 1900; died 1945)", "(c. 428–347 BC)" "(born 428 BC; died 347 BC)"."""
+    "(born 1900; died 1945)", "(c. 428–347 BC)" "(born 428 BC; died 347 BC)". In a
+    text, only after a name ("Heinrich Himmler (1900–1945)"): "the Jin dynasty
+    (266–420)" is no one's life. A `description` describes its subject whatever it
+    ends with ("German Nazi leader (1900–1945)")."""
 
     def spelled(m: re.Match[str]) -> str:
+        before = re.search(r"([\w'’.-]+)\s*$", text[: m.start()])
+        if not description and not (before and before.group(1)[0].isupper()):
+            return m.group(0)
         era = f" {m.group(5).strip()}" if m.group(5) else ""
         return f"(born {m.group(2)}{era}; died {m.group(4)}{era})"
 
@@ -269,7 +275,8 @@ def source_says(source: str | Source) -> str:
     the titled subject is), then its text."""
     if isinstance(source, str):
         return readable(source)
-    title, description = source.title.strip().rstrip("."), source.description.strip().rstrip(".")
+    title = source.title.strip().rstrip(".")
+    description = readable(source.description.strip().rstrip("."), description=True)
     head = f"{title} ({description})" if title and description else title or description
     return readable(f"{head}. {source.text}" if head else source.text)
 
