@@ -471,3 +471,16 @@ async def test_a_founder_named_only_by_their_own_article_is_verified_by_the_loop
     assert isinstance(response, AgentResponse), response
     assert response.status == "verified", response
     assert response.final_answer == "Bill Gates [2]"
+
+
+async def test_an_irregular_past_states_its_verb() -> None:
+    titanic = Source(
+        title="Sinking of the Titanic",
+        description="1912 maritime disaster",
+        text="RMS Titanic sank in the early morning hours of 15 April 1912 in the North "
+        "Atlantic Ocean. The ship had a collision with an iceberg.",
+    )
+    question = "Where did the Titanic sink?"
+    check = await verify_citations("North Atlantic Ocean [1]", ["[1]"], numbered(titanic),
+                                   LexicalSupport(), question=question)  # fmt: skip
+    assert check.verified == ("[1]",)

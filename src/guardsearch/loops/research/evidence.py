@@ -23,6 +23,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+
+import simplemma
 
 from guardsearch.core.source import Source
 from guardsearch.corpus.query import STOPWORDS, terms
@@ -182,11 +185,21 @@ for _index, _family in enumerate(_FAMILIES):
         _FAMILY_OF.setdefault(stem(_word), _index)
 
 
+@lru_cache(maxsize=65536)
+def forms(word: str) -> frozenset[str]:
+    """`word`'s stem, and its lemma's when that differs: an irregular verb's past is its
+    verb ("sank" -> "sink", "fell" -> "fall", "began" -> "begin"; simplemma's English
+    dictionary), so "Where did the Titanic sink?" is answered by "sank in the North
+    Atlantic". Both forms are kept, so no match the stem made is lost."""
+    lemma = simplemma.lemmatize(word.lower(), lang="en")
+    return frozenset({stem(word), stem(lemma)})
+
+
 def family(word: str) -> frozenset[str]:
-    """The stems that state the same relation as `word` (itself alone if none)."""
-    index = _FAMILY_OF.get(stem(word))
+    """The stems that state the same relation as `word` (itself, by its forms, if none)."""
+    index = next((i for f in forms(word) if (i := _FAMILY_OF.get(f)) is not None), None)
     if index is None:
-        return frozenset({stem(word)})
+        return forms(word)
     return frozenset(stem(w) for w in _FAMILIES[index])
 
 
@@ -229,6 +242,11 @@ def subject_words(question: str) -> list[str]:
     return terms(" ".join(words))
 
 
+def _a_kind(word: str) -> bool:
+    """A word naming the kind of answer, in any number ("country", "countries")."""
+    return word in _KIND_WORDS or simplemma.lemmatize(word, lang="en") in _KIND_WORDS
+
+
 def relation_words(question: str) -> list[str]:
     """The question's content words that say what it asks about the subject: not the
     subject's words, not words naming the kind of answer."""
@@ -236,9 +254,7 @@ def relation_words(question: str) -> list[str]:
     # A quoted passage is what the question shows, not what it asks about.
     unquoted = re.sub(r"[\"“][^\"“”]*[\"”]", " ", question)
     words = [
-        w
-        for w in terms(unquoted)
-        if not w.isdigit() and stem(w) not in subject and w not in _KIND_WORDS
+        w for w in terms(unquoted) if not w.isdigit() and stem(w) not in subject and not _a_kind(w)
     ]
     if not any(stem(w) in _FAMILY_OF for w in words) and re.search(r"\bby\b", unquoted):
         words.append("_by")  # "Is Thriller by Miles Davis?": a maker's "by" is the relation
@@ -328,7 +344,7 @@ def numbers_in(text: str) -> set[str]:
 def _stems(text: str) -> set[str]:
     """`text`'s word stems; "_by" stands for a maker's "by" ("Painting by Georges Seurat":
     `terms` drops "by" as a stopword, and it is how a description names who made a work)."""
-    out = {stem(w) for w in terms(text)}
+    out = {f for w in terms(text) for f in forms(w)}
     if re.search(r"\bby\s+[A-Z]", text):
         out.add("_by")
     if re.search(r"\b(?:in|of)\s+(?:[\w-]+\s+)?[A-Z]", text):
