@@ -101,6 +101,7 @@ def loop(model, search: FakeProvider) -> ResearchLoop:  # type: ignore[no-untype
         ("When was Toyota founded?", "year"),
         ("How many people live in Nantes?", "number"),
         ("How tall is the Eiffel Tower?", "number"),
+        ("How old was Mozart when he died?", "number"),
         ("Who directed Psycho?", "person"),
         ("Where is Antalya?", "place"),
         ("Which country is Basra in?", "place"),

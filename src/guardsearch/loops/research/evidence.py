@@ -71,6 +71,10 @@ def answer_kind(question: str) -> str:
         return "list"
     if _YESNO_Q.search(q):
         return "yesno"
+    if re.match(
+        r"\W*how\s+(?:many|much|long|tall|high|deep|far|big|large|wide|old|heavy)\b", q, re.I
+    ):
+        return "number"  # "How old was Mozart when he died?": an age, not a year
     if _YEAR_Q.search(q):
         return "year"
     if _NUMBER_Q.search(q):
