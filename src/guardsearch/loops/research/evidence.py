@@ -672,6 +672,13 @@ class Choice:
     less: bool  # the smaller value wins ("older", "earlier", "first")
 
 
+def choice_sides(question: str) -> tuple[str, str] | None:
+    """The two names a question offers to choose between ("Which is larger, Russia or
+    Canada?"), whatever its relation; None when it offers none."""
+    found = _CHOICE.match(question.strip())
+    return (found.group("a").strip(), found.group("b").strip()) if found else None
+
+
 def choice(question: str) -> Choice | None:
     found = _CHOICE.match(question.strip())
     if found is None:

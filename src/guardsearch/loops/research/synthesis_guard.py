@@ -52,6 +52,7 @@ from guardsearch.loops.research.evidence import (
     bare_title,
     bridges,
     choice,
+    choice_sides,
     chosen_name,
     claim_verdict,
     comparative,
@@ -172,6 +173,9 @@ async def echo(draft: Draft, judge: SupportJudge) -> GuardResult | None:
         return None  # its yes or no is what it adds; the claim and support checks judge it
     if choice(draft.question) is not None:
         return None  # "Plato": the name it picks is the question's; the comparison judges it
+    sides = choice_sides(draft.question)
+    if sides is not None and any(_words(draft) <= set(terms(side)) for side in sides):
+        return None  # "Russia" for "Which is larger, Russia or Canada?": the support judges
     made = maker(draft.question, draft.sources)
     if made is not None and _words(draft) <= set(terms(made[1])):
         return None  # "Ford" for Ford Motor Company's founder: "founded by Henry Ford"
