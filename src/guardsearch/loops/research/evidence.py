@@ -306,7 +306,9 @@ def named_stopwords(text: str, sources: Mapping[str, str | Source]) -> set[str]:
     writes as part of a name, after another capitalised word ("More" in "by Thomas
     More"): lower-cased. A name is content, whatever the word means elsewhere."""
     found: set[str] = set()
-    for word in set(re.findall(r"\b[A-Z][a-z'’]+\b", text)):
+    # Four letters at least: "The" after a title run on ("Quillon Atlas The Quillon") is
+    # no name.
+    for word in set(re.findall(r"\b[A-Z][a-z'’]{3,}\b", text)):
         if word.lower() not in STOPWORDS:
             continue
         name = re.compile(rf"\b[A-Z][\w'’.-]*\s+{re.escape(word)}\b")
