@@ -488,13 +488,22 @@ async def test_an_irregular_past_states_its_verb() -> None:
 
 
 async def test_a_sentence_s_year_must_be_the_asked_one() -> None:
-    ulysses = Source(title="Ulysses (novel)", description="1922 novel by James Joyce",
-                     text="Ulysses is a modernist novel by the Irish writer James Joyce.")  # fmt: skip
+    ulysses = Source(
+        title="Ulysses (novel)",
+        description="1922 novel by James Joyce",
+        text="Ulysses is a modernist novel by the Irish writer James Joyce.",
+    )
     question = "When was the author of Ulysses born?"
-    check = await verify_citations("Ulysses (novel) (1922 novel by James Joyce) [1]", ["[1]"],
-                                   numbered(ulysses), LexicalSupport(), question=question)  # fmt: skip
+    sentence = "Ulysses (novel) (1922 novel by James Joyce) [1]"
+    check = await verify_citations(
+        sentence, ["[1]"], numbered(ulysses), LexicalSupport(), question=question
+    )
     assert check.verified == ()
-    check = await verify_citations("Heinrich Himmler died in 1945 [1]", ["[1]"],
-                                   numbered(HIMMLER), LexicalSupport(),
-                                   question="In what year did Heinrich Himmler die?")  # fmt: skip
+    check = await verify_citations(
+        "Heinrich Himmler died in 1945 [1]",
+        ["[1]"],
+        numbered(HIMMLER),
+        LexicalSupport(),
+        question="In what year did Heinrich Himmler die?",
+    )
     assert check.verified == ("[1]",)
