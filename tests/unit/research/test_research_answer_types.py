@@ -101,6 +101,7 @@ def loop(model, search: FakeProvider) -> ResearchLoop:  # type: ignore[no-untype
         ("When was Toyota founded?", "year"),
         ("How many people live in Nantes?", "number"),
         ("How tall is the Eiffel Tower?", "number"),
+        ("How old was Mozart when he died?", "number"),
         ("Who directed Psycho?", "person"),
         ("Where is Antalya?", "place"),
         ("Which country is Basra in?", "place"),
@@ -115,9 +116,15 @@ def test_the_kind_of_answer_comes_from_the_question_form(question: str, kind: st
 
 
 def test_a_lifespan_reads_as_born_and_died() -> None:
-    assert readable("German Nazi leader (1900–1945)") == (
+    assert readable("German Nazi leader (1900–1945)", description=True) == (
         "German Nazi leader (born 1900; died 1945)"
     )
+    assert readable("Heinrich Himmler (1900–1945) was a Nazi leader.") == (
+        "Heinrich Himmler (born 1900; died 1945) was a Nazi leader."
+    )
+    # A span after a thing in a text is no one's life.
+    text = "a calligrapher from the Jin dynasty (266–420) known for his calligraphy"
+    assert readable(text) == text
 
 
 def test_a_year_answers_the_relation_its_clause_states() -> None:
@@ -328,3 +335,153 @@ async def test_a_bare_yes_the_guards_cannot_confirm_is_unverified_not_not_found(
     run = await loop(model, search).run("Was Heinrich Himmler born before Alfred Hitchcock?")
     assert isinstance(run.response, AgentResponse)
     assert run.response.status == "unverified" and run.response.final_answer.startswith("Yes")
+
+
+RIO = Source(
+    title="Rio de Janeiro",
+    description="City in Brazil",
+    text="Rio de Janeiro is the second-most-populous city in Brazil after São Paulo with a "
+    "population of 13 million people as of 2025. It was founded in 1565 by the Portuguese.",
+    location="https://en.wikipedia.org/wiki/Rio_de_Janeiro",
+    kind="wikipedia",
+)
+SAIGON = Source(
+    title="Ho Chi Minh City",
+    description="Largest city in Vietnam",
+    text="Ho Chi Minh City is the largest city in Vietnam, with a population of 14 million.",
+    location="https://en.wikipedia.org/wiki/Ho_Chi_Minh_City",
+    kind="wikipedia",
+)
+VIETNAM = Source(
+    title="Vietnam",
+    description="Country in Southeast Asia",
+    text="Vietnam is a country in Southeast Asia. With an area of about 331,000 square "
+    "kilometres, it is the 16th-most populous country. Its capital is Hanoi.",
+    location="https://en.wikipedia.org/wiki/Vietnam",
+    kind="wikipedia",
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "sources", "draft"),
+    [
+        # The question's own year is not the clause's: another fact, not an answer.
+        ("What was the population of Rio de Janeiro in the year 1500?", [RIO],
+         "13 million [1]"),
+        # Vietnam's area is not its largest city's: a one-hop question takes no hop.
+        ("What is the area of Ho Chi Minh City in square kilometres?", [SAIGON, VIETNAM],
+         "331,000 [2]"),
+    ],
+)  # fmt: skip
+async def test_a_number_stated_for_another_fact_is_not_found_not_a_guess(
+    question: str, sources: list[Source], draft: str
+) -> None:
+    model = research_model(
+        plan=SIMPLE, synthesize=[{"answer": draft, "citations": [draft.split()[-1]]}] * 3
+    )
+    response = (await loop(model, provider({"": sources})).run(question)).response
+    assert isinstance(response, AgentResponse), response
+    assert response.status == "not_found", response
+    assert response.final_answer == "The sources do not say."
+
+
+async def test_a_country_the_question_asks_through_is_a_second_hop() -> None:
+    question = "What is the capital of the country where Ho Chi Minh City is?"
+    sources = numbered(SAIGON, VIETNAM)
+    check = await verify_citations(
+        "Hanoi [2]", ["[2]"], sources, LexicalSupport(), question=question
+    )
+    assert check.verified == ("[2]",)
+    one_hop = "What is the area of Ho Chi Minh City in square kilometres?"
+    check = await verify_citations(
+        "331,000 [2]", ["[2]"], sources, LexicalSupport(), question=one_hop
+    )
+    assert check.verified == ()
+
+
+def test_a_measure_asks_for_a_number() -> None:
+    assert answer_kind("What is the average annual rainfall of Basra?") == "number"
+    assert answer_kind("What is the elevation of Lhasa?") == "number"
+
+
+def test_a_year_that_ends_one_span_and_starts_the_next_starts_a_reign() -> None:
+    menelik = Source(
+        title="Menelik II",
+        description="Emperor of Ethiopia",
+        text="Menelik II was king of Shewa from 1866 to 1889 and Emperor of Ethiopia from "
+        "1889 to his death in 1913.",
+    )
+    question = "In what year did Menelik II become Emperor of Ethiopia?"
+    assert find_answer("1889", question, menelik) is not None
+    assert find_answer("1913", question, menelik) is None
+
+
+FLEMING = Source(
+    title="Alexander Fleming",
+    description="Scottish physician and microbiologist (1881–1955)",
+    text="Sir Alexander Fleming was a Scottish physician and microbiologist. He shared the "
+    '1945 Nobel Prize in Physiology or Medicine with Howard Florey and Ernst Chain "for the '
+    'discovery of penicillin and its curative effect in various infectious diseases".',
+)
+PENICILLIN = Source(
+    title="Penicillin",
+    description="Group of antibiotics",
+    text="Penicillins are a group of beta-lactam antibiotics used to treat infections.",
+)
+GATES = Source(
+    title="Bill Gates",
+    description="American businessman (born 1955)",
+    text="William Henry Gates III is an American businessman. He co-founded the software "
+    "company Microsoft with his childhood friend Paul Allen in 1975.",
+    location="https://en.wikipedia.org/wiki/Bill_Gates",
+)
+MICROSOFT = Source(
+    title="Microsoft",
+    description="American multinational technology corporation",
+    text="Microsoft Corporation is an American multinational technology conglomerate "
+    "headquartered in Redmond, Washington.",
+    location="https://en.wikipedia.org/wiki/Microsoft",
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "sources", "answer"),
+    [
+        ("Who discovered penicillin?", (PENICILLIN, FLEMING), "Alexander Fleming [2]"),
+        ("Who founded Microsoft?", (MICROSOFT, GATES), "Bill Gates [2]"),
+    ],
+)
+async def test_the_answers_own_article_stating_the_relation_verifies_it(
+    question: str, sources: tuple[Source, ...], answer: str
+) -> None:
+    # The subject's own summary does not name them; their article says what they did.
+    check = await verify_citations(answer, ["[2]"], numbered(*sources), LexicalSupport(),
+                                   question=question)  # fmt: skip
+    assert check.verified == ("[2]",)
+    wrong = await verify_citations("Louis Pasteur [2]", ["[2]"], numbered(*sources),
+                                   LexicalSupport(), question=question)  # fmt: skip
+    assert wrong.verified == ()
+
+
+async def test_a_founder_named_only_by_their_own_article_is_verified_by_the_loop() -> None:
+    model = research_model(
+        plan=SIMPLE, synthesize={"answer": "Bill Gates [2]", "citations": ["[2]"]}
+    )
+    run = await loop(model, provider({"": [MICROSOFT, GATES]})).run("Who founded Microsoft?")
+    response = run.response
+    assert isinstance(response, AgentResponse), response
+    assert response.status == "verified", response
+    assert response.final_answer == "Bill Gates [2]"
+
+
+async def test_an_irregular_past_states_its_verb() -> None:
+    titanic = Source(
+        title="Sinking of the Titanic",
+        description="1912 maritime disaster",
+        text="RMS Titanic sank in the early morning hours of 15 April 1912 in the North "
+        "Atlantic Ocean. The ship had a collision with an iceberg.",
+    )
+    question = "Where did the Titanic sink?"
+    check = await verify_citations("North Atlantic Ocean [1]", ["[1]"], numbered(titanic),
+                                   LexicalSupport(), question=question)  # fmt: skip
+    assert check.verified == ("[1]",)

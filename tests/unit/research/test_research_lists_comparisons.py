@@ -15,6 +15,8 @@ from research_helpers import FakeProvider, no_sleep, research_model
 from guardsearch.core.source import Source
 from guardsearch.loops.research import AgentResponse, ResearchConfig, ResearchLoop
 from guardsearch.loops.research.evidence import (
+    choice,
+    chosen_name,
     comparison_facts,
     comparison_sides,
     decided,
@@ -379,7 +381,7 @@ async def test_a_wrong_choice_is_repaired_to_the_side_the_facts_pick() -> None:
 def test_a_lifespan_before_christ_reads_as_two_years_before_christ() -> None:
     from guardsearch.loops.research.evidence import readable
 
-    assert readable("Greek philosopher (c. 428–347 BC)") == (
+    assert readable("Greek philosopher (c. 428–347 BC)", description=True) == (
         "Greek philosopher (born 428 BC; died 347 BC)"
     )
 
@@ -547,3 +549,86 @@ def test_the_maker_is_the_name_not_the_nationality_before_it(description: str, n
     if "painting" in description:
         found = maker("Who painted The Work?", {"[1]": work})
     assert found is not None and found[1] == name
+
+
+@pytest.mark.parametrize(
+    ("question", "source", "draft"),
+    [
+        # A surname that is a stop word elsewhere is a name where the source writes it so.
+        ("Who wrote Utopia?",
+         Source(title="Utopia (book)", description="1516 book by Thomas More",
+                text="Utopia is a work of fiction and socio-political satire by Thomas More "
+                "(1478–1535), written in Latin and published in 1516.",
+                location="https://en.wikipedia.org/wiki/Utopia_(book)"),
+         "More"),
+        # A surname the question also holds is the answer where the source's maker is it.
+        ("Who was the founder of Ford Motor Company?",
+         Source(title="Ford Motor Company", description="American automobile manufacturer",
+                text="The Ford Motor Company is an American automobile manufacturer. It was "
+                "founded by Henry Ford and incorporated on June 16, 1903.",
+                location="https://en.wikipedia.org/wiki/Ford_Motor_Company"),
+         "Ford"),
+    ],
+)  # fmt: skip
+async def test_a_right_surname_is_verified_not_refused_as_an_echo(
+    question: str, source: Source, draft: str
+) -> None:
+    model = research_model(
+        plan=SIMPLE, synthesize=[{"answer": f"{draft} [1]", "citations": ["[1]"]}] * 3
+    )
+    key = source.title.split()[0].lower()
+    response = (await loop(model, {key: [source]}).run(question)).response
+    assert isinstance(response, AgentResponse), response
+    assert response.status == "verified", response
+    assert response.final_answer == f"{draft} [1]"
+
+
+def test_a_choice_side_may_hold_a_comma() -> None:
+    alba = Source(title="Fernando Álvarez de Toledo, 3rd Duke of Alba",
+                  description="Spanish noble (1507–1582)")  # fmt: skip
+    dunant = Source(title="Henry Dunant", description="Swiss humanitarian (1828–1910)")
+    question = "Who died earlier, Fernando Álvarez de Toledo, 3rd Duke of Alba or Henry Dunant?"
+    picked = choice(question)
+    assert picked is not None and picked.first == "Fernando Álvarez de Toledo, 3rd Duke of Alba"
+    facts = comparison_facts(question, {"[1]": alba, "[2]": dunant})
+    assert facts is not None and chosen_name(question, facts) == picked.first
+
+
+def _work(title: str, text: str) -> Source:
+    return Source(title=title, description="composition", text=text,
+                  location=f"https://en.wikipedia.org/wiki/{title.replace(' ', '_')}")  # fmt: skip
+
+
+async def test_a_choice_searches_each_side_until_its_own_article_is_kept() -> None:
+    # The corpus ranks works named after a composer above his article, and an
+    # iteration keeps five new sources: the article titled by the name comes first.
+    mozart = Source(title="Wolfgang Amadeus Mozart", description="Composer (1756–1791)",
+                    text="Wolfgang Amadeus Mozart was a Classical composer.",
+                    location="https://en.wikipedia.org/wiki/Mozart")  # fmt: skip
+    beethoven = Source(title="Ludwig van Beethoven", description="German composer (1770–1827)",
+                       text="Ludwig van Beethoven was a German composer and pianist.",
+                       location="https://en.wikipedia.org/wiki/Beethoven")  # fmt: skip
+    works = [_work(f"Symphony No. {n} (Beethoven)", "A symphony by Beethoven.") for n in (3, 5, 9)]
+    pianist = Source(title="Arthur Rubinstein", description="Polish pianist (1887–1982)",
+                     text="Arthur Rubinstein was born in 1887 and played Beethoven and Mozart.",
+                     location="https://en.wikipedia.org/wiki/Arthur_Rubinstein")  # fmt: skip
+    operas = [_work(t, "An opera by Mozart.") for t in ("The Magic Flute", "Don Giovanni")]
+    hits = {
+        "born first": [works[1], pianist, works[2], works[0], operas[0]],
+        "mozart": [_work("Symphony No. 41 (Mozart)", "By Mozart."), mozart, *operas,
+                   _work("The Marriage of Figaro", "An opera by Mozart.")],
+        "beethoven": [works[0], _work("Piano sonatas (Beethoven)", "By Beethoven."), works[1],
+                      works[2], beethoven],
+    }  # fmt: skip
+    model = research_model(
+        plan={"complexity": "simple", "queries": [{"query": "Who was born first?", "intent": "x"}]},
+        reflect=[{"sufficient": False, "confidence": 0.3, "gaps": [],
+                  "new_queries": [{"query": "composer born", "intent": "x"}]}] * 2,
+        synthesize=[{"answer": "Beethoven [1]", "citations": ["[1]"]}] * 3,
+    )  # fmt: skip
+    run = await loop(model, hits).run("Who was born first, Mozart or Beethoven?")
+    response = run.response
+    assert isinstance(response, AgentResponse), response
+    assert response.status == "verified", response
+    assert response.final_answer.startswith("Mozart: Mozart was born in 1756")
+    assert {s.title for s in response.sources} == {mozart.title, beethoven.title}

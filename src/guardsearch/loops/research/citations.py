@@ -56,9 +56,13 @@ from guardsearch.loops.research.evidence import (
     comparison_sides,
     family,
     find_answer,
+    full_names,
     items_named,
     link_text,
     list_candidates,
+    maker,
+    numbers_in,
+    readable,
     source_says,
     stem,
     yes_or_no,
@@ -107,7 +111,9 @@ def source_text(source: str | Source) -> str:
     `Source` (a Wikipedia description is the article's own word on its subject)."""
     if isinstance(source, str):
         return source
-    head = ". ".join(p.strip().rstrip(".") for p in (source.title, source.description) if p.strip())
+    # A description's lifespan is its subject's ("German Nazi leader (1900–1945)").
+    described = readable(source.description, description=True)
+    head = ". ".join(p.strip().rstrip(".") for p in (source.title, described) if p.strip())
     return f"{head}. {source.text}" if head else source.text
 
 
@@ -293,6 +299,14 @@ def answers_here(claim: str, question: str, source: str, *, hop_from: str = "") 
     if kind in ("year", "number"):
         return finding.related and finding.complete
     return finding.related
+
+
+def _part_of_maker(claim: str, question: str, source: str | Source) -> bool:
+    """Is the claim (some of) the name `source` gives as its maker, though the question
+    holds its words too (the founder of Ford Motor Company is "Ford")?"""
+    made = maker(question, {"[0]": source})
+    words = set(terms(plain(claim)))
+    return made is not None and bool(words) and words <= set(terms(made[1]))
 
 
 def is_about(question: str, source: str, subject: Sequence[str] = ()) -> bool:
@@ -506,15 +520,19 @@ class _Claims:
             agrees = claim_agrees(claim, question, self.sources.get(source_id, source))
             if agrees is not None:
                 return agrees
-        if short and self.sources and choice(question) is not None:
+        picked = choice(question) if self.sources else None
+        if picked is not None:
             # "Plato [1] [2]" for "Which is older, Plato or Kant?": the name the two
-            # facts pick, each fact's source backing it.
+            # facts pick, each fact's source backing it. A claim with words of its own
+            # is a fact's piece, judged below ("Plato was born in 428 BC [1]").
             facts = comparison_facts(question, self.sources)
             said = set(terms(plain(claim)))
+            sides = set(terms(picked.first)) | set(terms(picked.second))
             if (
                 facts is not None
                 and source_id in {f.source_id for f in facts}
-                and not re.search(r"\d", plain(claim))  # a fact's piece is judged below
+                and said
+                and said <= sides
             ):
                 return set(terms(chosen_name(question, facts))) <= said
         # A comparison's piece names its own side ("A was born in 1895 [1]"): the other
@@ -530,6 +548,7 @@ class _Claims:
     def _reads_as_answer(self, claim: str, source_id: str, short: bool) -> bool:
         """The lexical checks that read the question."""
         question, source = self.question, self.texts[source_id]
+        claim = full_names(claim, source)  # "More" is "Thomas More" where the source says so
         if not short:
             # A sentence answering the question must say something of its own that the
             # source says ("The novel Nabokov released in 1955 is 'The Story of Nabokov'"
@@ -547,16 +566,29 @@ class _Claims:
             return False
         # ... the source must be about most of the question's subject, or be what a
         # source about it names (the director of the film it asks about) ...
-        if not (about(question, source) or source_id in self.linked):
+        side = self._states_a_side(claim, source_id)
+        if not (about(question, source) or source_id in self.linked or side):
             return False
         # ... and it must state the fragment as the answer to *this* question: 1945 is
         # Himmler's death year, not his birth year (evidence.py).
+        whole = self.sources.get(source_id) if self.sources else None
+        if isinstance(whole, Source) and _part_of_maker(claim, question, whole):
+            return True  # "Ford" for Ford Motor Company's founder: "founded by Henry Ford"
         hop_from = ""
-        if source_id in self.linked:
+        if source_id in self.linked and not side:  # a side's own source is no second hop
             bridge = self.sources.get(source_id) if self.sources else None
             title = bridge.title if isinstance(bridge, Source) else ""
             hop_from = link_text(self.said[self.linked[source_id]], title)
         return answers_here(claim, question, source, hop_from=hop_from)
+
+    def _states_a_side(self, claim: str, source_id: str) -> bool:
+        """Is the claim a comparison's fact from its side's own source ("Mozart was born
+        in 1756" from Mozart's article, which never names Beethoven)?"""
+        facts = comparison_facts(self.question, self.sources) if self.sources else None
+        said = numbers_in(plain(claim))
+        return facts is not None and any(
+            f.source_id == source_id and numbers_in(f.number) <= said for f in facts
+        )
 
     async def any_source(self, claim: str) -> bool:
         """An uncited claim: the ids the answer lists first, then the best matches."""

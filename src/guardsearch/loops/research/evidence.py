@@ -23,16 +23,20 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+
+import simplemma
 
 from guardsearch.core.source import Source
-from guardsearch.corpus.query import terms
+from guardsearch.corpus.query import STOPWORDS, terms
 
 # -- the kind of answer a question asks for -------------------------------------------
 
 _YEAR_Q = re.compile(r"\b(?:what|which)\s+year\b|\bwhen\b|\bbirth\s+year\b|\bwhat\s+date\b", re.I)
 _NUMBER_Q = re.compile(
     r"\bhow\s+(?:many|much|long|tall|high|deep|far|big|large|wide|old|heavy)\b"
-    r"|\b(?:population|length|height|depth|area|number\s+of)\b",
+    r"|\b(?:population|length|height|depth|area|width|elevation|altitude|diameter|volume"
+    r"|weight|mass|distance|rainfall|precipitation|temperature|density|number\s+of)\b",
     re.I,
 )
 _PERSON_Q = re.compile(
@@ -67,6 +71,10 @@ def answer_kind(question: str) -> str:
         return "list"
     if _YESNO_Q.search(q):
         return "yesno"
+    if re.match(
+        r"\W*how\s+(?:many|much|long|tall|high|deep|far|big|large|wide|old|heavy)\b", q, re.I
+    ):
+        return "number"  # "How old was Mozart when he died?": an age, not a year
     if _YEAR_Q.search(q):
         return "year"
     if _NUMBER_Q.search(q):
@@ -125,7 +133,7 @@ _FAMILIES: tuple[frozenset[str], ...] = tuple(
         "die died dies death dead passed deceased killed executed",
         "found founded founder founding establish established establishment formed created set",
         "build built construct constructed construction completed erected",
-        "publish published publication release released came appeared _by",
+        "publish published publication release released came come comes appeared _by",
         "premiere premiered premieres performed",
         "reign reigned ruled rule ruler king queen emperor empress pharaoh sultan tsar shah "
         "monarch",
@@ -181,11 +189,21 @@ for _index, _family in enumerate(_FAMILIES):
         _FAMILY_OF.setdefault(stem(_word), _index)
 
 
+@lru_cache(maxsize=65536)
+def forms(word: str) -> frozenset[str]:
+    """`word`'s stem, and its lemma's when that differs: an irregular verb's past is its
+    verb ("sank" -> "sink", "fell" -> "fall", "began" -> "begin"; simplemma's English
+    dictionary), so "Where did the Titanic sink?" is answered by "sank in the North
+    Atlantic". Both forms are kept, so no match the stem made is lost."""
+    lemma = simplemma.lemmatize(word.lower(), lang="en")
+    return frozenset({stem(word), stem(lemma)})
+
+
 def family(word: str) -> frozenset[str]:
-    """The stems that state the same relation as `word` (itself alone if none)."""
-    index = _FAMILY_OF.get(stem(word))
+    """The stems that state the same relation as `word` (itself, by its forms, if none)."""
+    index = next((i for f in forms(word) if (i := _FAMILY_OF.get(f)) is not None), None)
     if index is None:
-        return frozenset({stem(word)})
+        return forms(word)
     return frozenset(stem(w) for w in _FAMILIES[index])
 
 
@@ -228,6 +246,11 @@ def subject_words(question: str) -> list[str]:
     return terms(" ".join(words))
 
 
+def _a_kind(word: str) -> bool:
+    """A word naming the kind of answer, in any number ("country", "countries")."""
+    return word in _KIND_WORDS or simplemma.lemmatize(word, lang="en") in _KIND_WORDS
+
+
 def relation_words(question: str) -> list[str]:
     """The question's content words that say what it asks about the subject: not the
     subject's words, not words naming the kind of answer."""
@@ -235,9 +258,7 @@ def relation_words(question: str) -> list[str]:
     # A quoted passage is what the question shows, not what it asks about.
     unquoted = re.sub(r"[\"“][^\"“”]*[\"”]", " ", question)
     words = [
-        w
-        for w in terms(unquoted)
-        if not w.isdigit() and stem(w) not in subject and w not in _KIND_WORDS
+        w for w in terms(unquoted) if not w.isdigit() and stem(w) not in subject and not _a_kind(w)
     ]
     if not any(stem(w) in _FAMILY_OF for w in words) and re.search(r"\bby\b", unquoted):
         words.append("_by")  # "Is Thriller by Miles Davis?": a maker's "by" is the relation
@@ -251,11 +272,17 @@ _LIFESPAN = re.compile(
 )
 
 
-def readable(text: str) -> str:
+def readable(text: str, *, description: bool = False) -> str:
     """`text` with Wikipedia's lifespan convention spelled out: "(1900–1945)" reads
-    "(born 1900; died 1945)", "(c. 428–347 BC)" "(born 428 BC; died 347 BC)"."""
+    "(born 1900; died 1945)", "(c. 428–347 BC)" "(born 428 BC; died 347 BC)". In a
+    text, only after a name ("Heinrich Himmler (1900–1945)"): "the Jin dynasty
+    (266–420)" is no one's life. A `description` describes its subject whatever it
+    ends with ("German Nazi leader (1900–1945)")."""
 
     def spelled(m: re.Match[str]) -> str:
+        before = re.search(r"([\w'’.-]+)\s*$", text[: m.start()])
+        if not description and not (before and before.group(1)[0].isupper()):
+            return m.group(0)
         era = f" {m.group(5).strip()}" if m.group(5) else ""
         return f"(born {m.group(2)}{era}; died {m.group(4)}{era})"
 
@@ -268,9 +295,38 @@ def source_says(source: str | Source) -> str:
     the titled subject is), then its text."""
     if isinstance(source, str):
         return readable(source)
-    title, description = source.title.strip().rstrip("."), source.description.strip().rstrip(".")
+    title = source.title.strip().rstrip(".")
+    description = readable(source.description.strip().rstrip("."), description=True)
     head = f"{title} ({description})" if title and description else title or description
     return readable(f"{head}. {source.text}" if head else source.text)
+
+
+def named_stopwords(text: str, sources: Mapping[str, str | Source]) -> set[str]:
+    """The capitalised words of `text` that `terms` drops as stop words but a source
+    writes as part of a name, after another capitalised word ("More" in "by Thomas
+    More"): lower-cased. A name is content, whatever the word means elsewhere."""
+    found: set[str] = set()
+    # Four letters at least: "The" after a title run on ("Quillon Atlas The Quillon") is
+    # no name.
+    for word in set(re.findall(r"\b[A-Z][a-z'’]{3,}\b", text)):
+        if word.lower() not in STOPWORDS:
+            continue
+        name = re.compile(rf"\b[A-Z][\w'’.-]*\s+{re.escape(word)}\b")
+        if any(name.search(source_says(source)) for source in sources.values()):
+            found.add(word.lower())
+    return found
+
+
+def full_names(text: str, source: str | Source) -> str:
+    """`text` with each stop word `source` writes as a name's last word replaced by that
+    name ("More" -> "Thomas More", from "satire by Thomas More"), so the name is judged
+    as the content it is."""
+    for word in named_stopwords(text, {"": source}):
+        proper = word.capitalize()
+        found = re.search(rf"\b((?:[A-Z][\w'’.-]*\s+)+){re.escape(proper)}\b", source_says(source))
+        if found and found.group(0) not in text:
+            text = re.sub(rf"\b{re.escape(proper)}\b", found.group(0), text, count=1)
+    return text
 
 
 # Clause ends: a sentence's end (not an initial's: "T. S. Eliot"), a semicolon, a dash,
@@ -294,7 +350,7 @@ def numbers_in(text: str) -> set[str]:
 def _stems(text: str) -> set[str]:
     """`text`'s word stems; "_by" stands for a maker's "by" ("Painting by Georges Seurat":
     `terms` drops "by" as a stopword, and it is how a description names who made a work)."""
-    out = {stem(w) for w in terms(text)}
+    out = {f for w in terms(text) for f in forms(w)}
     if re.search(r"\bby\s+[A-Z]", text):
         out.add("_by")
     if re.search(r"\b(?:in|of)\s+(?:[\w-]+\s+)?[A-Z]", text):
@@ -363,11 +419,16 @@ def _right_end(numbers: set[str], question: str, clause: str) -> bool:
     start, end = _START_Q.search(question), _END_Q.search(question)
     if (start is None) == (end is None):
         return True
+    wrong: set[str] = set()
+    right: set[str] = set()
     for span in _SPAN.finditer(clause):
         first, last = span.group(1) or span.group(3), span.group(2) or span.group(4)
-        if first != last and (last if start else first) in numbers:
-            return False
-    return True
+        if first != last:
+            wrong.add(last if start else first)
+            right.add(first if start else last)
+    # "king of Shewa from 1866 to 1889 and Emperor of Ethiopia from 1889 to ... 1913":
+    # a year that ends one span and starts the next starts a reign.
+    return not (numbers & wrong) - right
 
 
 def link_text(holder: str | Source, title: str) -> str:
@@ -387,17 +448,45 @@ def _link(holder: str | Source, bridge: str | Source) -> set[str]:
     return _stems(link_text(holder, bridge.title if isinstance(bridge, Source) else ""))
 
 
+# Kinds of thing a second hop is ("the capital of the country where ... is").
+_HOP_KINDS = frozenset(
+    ["country", "city", "town", "place", "state", "region", "river", "lake", "mountain"]
+)
+
+
+def _a_hop(question: str, done: set[str], said: str) -> bool:
+    """Is a source a subject's source names (a bridge) a step the question asks for? Its
+    naming states one of the question's relations ("painting by Pablo Picasso" for the
+    painter of Guernica), or it is a kind of thing the question asks through ("Country
+    in Southeast Asia" for the country where Ho Chi Minh City is). "The largest city in
+    Vietnam" is no step to Vietnam's area for Ho Chi Minh City's own."""
+    every, _ = _relations(question)
+    if any(done & f for f in every):
+        return True
+    # A maker's noun the lexicon lacks, by its root: "sculpture by" for "the sculptor of".
+    roots = {w[:5] for w in relation_words(question) if len(w) >= 6}
+    if roots & {w[:5] for w in done if len(w) >= 6}:
+        return True
+    kinds = {w for w in re.findall(r"\b[a-z]+\b", question) if w in _HOP_KINDS}
+    return bool(kinds & set(terms(said[:200])))
+
+
 def find_answer(
     answer: str, question: str, source: str | Source, *, satisfied: str | Source = ""
 ) -> AnswerClause | None:
     """The clause of `source` stating `answer` (its numbers all, and most of its added
     words), preferring one that carries the question's relation; None if none states it."""
     numbers, words = _content(answer, question)
+    asked = _stems(question)
+    # A stop word the source writes as a name is the answer's content ("More").
+    words += [stem(w) for w in named_stopwords(answer, {"": source}) if stem(w) not in asked]
     if not numbers and not words:
         return None
     said = source_says(source)
     vocabulary = _stems(said)
     done = _link(satisfied, source) if satisfied else set()
+    if satisfied and not _a_hop(question, done, said):
+        return None
     if words and sum(1 for w in words if w in vocabulary) / len(words) < 0.5:
         return None
     best: AnswerClause | None = None
@@ -420,7 +509,38 @@ def find_answer(
         # Words spread over a sentence ("Uganda ... and Kenya"): the source as a whole.
         related, complete = _judge(vocabulary, question, done)
         return AnswerClause(said[:200], related, complete)
+    if best is not None and not best.related and not numbers and not done:
+        return _of_the_answer(words, question, pieces) or best
     return best
+
+
+def in_own_article(answer: str, question: str, source: str | Source) -> bool:
+    """Does the source about the answer itself state the question's relation to its
+    subject ("Bill Gates ... co-founded Microsoft" for "Who founded Microsoft?")?"""
+    _, words = _content(answer, question)
+    return bool(words) and _of_the_answer(words, question, clauses(source_says(source))) is not None
+
+
+def _of_the_answer(
+    words: Sequence[str], question: str, pieces: Sequence[str]
+) -> AnswerClause | None:
+    """In the source about the answer itself (its first clause, the title, holds the
+    answer's words), the clause that states the question's relation to the question's
+    other words: "Who discovered penicillin?" is answered by Alexander Fleming's article,
+    "He shared the 1945 Nobel Prize ... for the discovery of penicillin"."""
+    if not pieces or not set(words) <= _stems(pieces[0]):
+        return None
+    every, _ = _relations(question)
+    if not every:
+        return None
+    # Every word the question says of its subject, by its family: "discovery" and
+    # "penicillin"; the subject's name too ("the theory of relativity").
+    rest = _stems(question) - set().union(*every) - _stems(" ".join(_KIND_WORDS))
+    for clause in pieces[1:]:
+        stems = _stems(clause)
+        if all(stems & f for f in every) and rest <= stems:
+            return AnswerClause(clause, True, True)
+    return None
 
 
 _TYPED = {
@@ -439,8 +559,9 @@ def answer_clauses(
     retrieved sources hold no such clause: the run should search further (the bridge's
     name), or say the sources do not say."""
     kind = answer_kind(question)
-    if kind == "yesno" and comparison_sides(question) is not None:
-        # A comparison is answered by two facts, one per side: both, or nothing yet.
+    if comparison_sides(question) is not None:
+        # A comparison ("Was A born before B?", "Who was born first, A or B?") is
+        # answered by two facts, one per side: both, or nothing yet.
         facts = comparison_facts(question, sources)
         return [(f.source_id, f.clause) for f in facts] if facts else []
     if kind == "list":
@@ -536,8 +657,8 @@ def _comparative_word(question: str) -> re.Match[str] | None:
 
 
 _CHOICE = re.compile(
-    r"^\W*(?P<head>(?:which|who|what)\b[^,:]*?)\s*[,:]\s*(?:the\s+)?(?P<a>[^,:?]+?),?\s+or\s+"
-    r"(?:the\s+)?(?P<b>[^,:?]+?)\s*\?\s*$",
+    r"^\W*(?P<head>(?:which|who|what)\b[^,:]*?)\s*[,:]\s*(?:the\s+)?(?P<a>[^:?]+?),?\s+or\s+"
+    r"(?:the\s+)?(?P<b>[^:?]+?)\s*\?\s*$",
     re.I,
 )
 
@@ -551,6 +672,13 @@ class Choice:
     second: str
     relations: list[str]
     less: bool  # the smaller value wins ("older", "earlier", "first")
+
+
+def choice_sides(question: str) -> tuple[str, str] | None:
+    """The two names a question offers to choose between ("Which is larger, Russia or
+    Canada?"), whatever its relation; None when it offers none."""
+    found = _CHOICE.match(question.strip())
+    return (found.group("a").strip(), found.group("b").strip()) if found else None
 
 
 def choice(question: str) -> Choice | None:
@@ -1201,6 +1329,33 @@ def states(
     if not about(question, source) and source_id not in bridges(question, sources):
         return None
     return find_answer(answer, question, source)
+
+
+def holds_answer(
+    answer: str, question: str, sources: Mapping[str, Source] | Mapping[str, str | Source]
+) -> bool:
+    """Does a retrieved source state `answer` for this question, verified or not? Any
+    clause holding it, for a name; for a year or a number, a clause with the asked
+    relation and every number the question gives itself ("in 1500": a population "as
+    of 2025" is another fact), in a source about the subject or a second hop the
+    question asks through (Vietnam's area is not Ho Chi Minh City's)."""
+    if answer_kind(question) not in _TYPED:
+        return any(find_answer(answer, question, source) for source in sources.values())
+    own = numbers_in(question)
+    linked = bridges(question, sources)
+    for source_id, source in sources.items():
+        hop = linked.get(source_id)
+        if hop is None and not about(question, source):
+            continue
+        satisfied = link_text(sources[hop], _title_of(source)) if hop else ""
+        found = find_answer(answer, question, source, satisfied=satisfied)
+        if found is not None and found.related and own <= numbers_in(found.clause):
+            return True
+    return False
+
+
+def _title_of(source: str | Source) -> str:
+    return source.title if isinstance(source, Source) else ""
 
 
 def named_entities(source: str | Source, question: str, limit: int = 3) -> list[str]:

@@ -24,7 +24,7 @@ import asyncio
 import logging
 import re
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
@@ -65,9 +65,10 @@ from guardsearch.loops.research.evidence import (
     answer_kind,
     bridges,
     comparison_sides,
-    find_answer,
+    holds_answer,
     missing_sides,
     named_entities,
+    named_stopwords,
     source_says,
 )
 from guardsearch.loops.research.observability import phase_fields, phase_logger
@@ -719,7 +720,7 @@ class _Run:
         # Dropped ids and the sentences no source supports leave the answer (they are
         # reported in `citations`): nothing unsupported reads as if it were verified.
         answer = with_markers(verification.clean_answer, verification.verified)
-        if not _meaningful(plain(answer)) or (
+        if not _meaningful(plain(answer), full) or (
             answer_kind(s.task) == "yesno"
             and re.match(r"\W*(?:yes|no)\b", plain(draft.answer), re.I)
             and not re.match(r"\W*(?:yes|no)\b", plain(answer), re.I)
@@ -798,9 +799,7 @@ class _Run:
         verdict_only = answer_kind(task) == "yesno" and re.match(
             r"\W*(?:yes|no)\b", plain_answer, re.I
         )
-        if not verdict_only and not any(
-            find_answer(plain_answer, task, source) for source in full.values()
-        ):
+        if not verdict_only and not holds_answer(plain_answer, task, full):
             # What the model said is in no retrieved source: a guess, not an answer.
             return self.not_found(verdicts, "no retrieved source states the model's answer", draft)
         ids = cited_ids(draft.answer, draft.citations)
@@ -881,9 +880,11 @@ def with_markers(answer: str, ids: Sequence[str]) -> str:
     return f"{body.rstrip('.')} {' '.join(ids)}{stop}"
 
 
-def _meaningful(text: str) -> bool:
+def _meaningful(text: str, sources: Mapping[str, Source] | None = None) -> bool:
     # "<title>" or "...": the prompt's placeholders echoed back, not a query or a gap.
-    return bool(terms(text)) and "<" not in text and ">" not in text
+    # A stop word a source writes as a name ("More") is a word.
+    named = named_stopwords(text, sources) if sources else set()
+    return bool(terms(text) or named) and "<" not in text and ">" not in text
 
 
 __all__ = ["PlanQuery", "ResearchLoop", "ResearchRun"]

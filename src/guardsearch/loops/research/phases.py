@@ -143,7 +143,11 @@ def render_sources(
     for r in results:
         # Lifespans spelled out ("(born 1900; died 1945)"), and no sentence that
         # addresses the model: a source's instructions never reach the synthesiser.
-        about = f" ({readable(without_instructions(r.description))})" if r.description else ""
+        about = (
+            f" ({readable(without_instructions(r.description), description=True)})"
+            if r.description
+            else ""
+        )
         said = shown_text(question, r, named=named)
         text = cut(readable(without_instructions(said)), chars)
         lines.append(f"{r.id} {clean_title(r.title)}{about}: {text}")

@@ -13,6 +13,7 @@ before and after (`check_transition`):
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
@@ -127,11 +128,12 @@ class ResearchState:
         results = list(self.search_results)
         added = 0
         depth = max((len(o.hits) for o in outcomes), default=0)
+        ordered = [_titled_first(o.query, o.hits) for o in outcomes]
         for rank in range(depth):
-            for outcome in outcomes:
-                if rank >= len(outcome.hits) or added >= self.max_sources:
+            for outcome, hits in zip(outcomes, ordered, strict=True):
+                if rank >= len(hits) or added >= self.max_sources:
                     continue
-                hit = outcome.hits[rank]
+                hit = hits[rank]
                 if hit.location in by_location:
                     continue
                 source = replace(hit, id=f"[{len(results) + 1}]", query=outcome.query)
@@ -262,6 +264,20 @@ class ResearchState:
     def approx_tokens(self) -> int:
         """Rough size of the serialised state (4 characters per token)."""
         return len(json.dumps(self.as_dict(), ensure_ascii=False)) // 4
+
+
+def _titled_first(query: str, hits: Sequence[Source]) -> list[Source]:
+    """The hits whose title, without its disambiguation, holds every word of the query
+    first: a name searched alone ("Beethoven") finds the article about it ("Ludwig van
+    Beethoven") before the works titled after it ("Symphony No. 3 (Beethoven)"), so
+    the iteration's cap keeps it."""
+    words = set(terms(query))
+
+    def titled(hit: Source) -> bool:
+        bare = re.sub(r"\s*\([^)]*\)$", "", hit.title)
+        return bool(words) and words <= set(terms(bare))
+
+    return sorted(hits, key=lambda hit: not titled(hit))
 
 
 def _norm(query: str) -> str:

@@ -52,6 +52,7 @@ from guardsearch.loops.research.evidence import (
     bare_title,
     bridges,
     choice,
+    choice_sides,
     chosen_name,
     claim_verdict,
     comparative,
@@ -61,11 +62,13 @@ from guardsearch.loops.research.evidence import (
     find_answer,
     fits_kind,
     hop_value,
+    in_own_article,
     items_named,
     list_candidates,
     list_evidence,
     list_size,
     maker,
+    named_stopwords,
     numbers_in,
     relation_words,
     yes_or_no,
@@ -120,7 +123,7 @@ def answer_patch(answer: str, *source_ids: str) -> list[dict[str, object]]:
 
 
 async def form(draft: Draft, judge: SupportJudge) -> GuardResult | None:
-    if not terms(draft.flat) and yes_or_no(draft.flat) is None:
+    if not _words(draft) and yes_or_no(draft.flat) is None:
         return GuardResult.fail("the answer is empty: state what the sources say", "answer")
     kind = answer_kind(draft.question)
     wrong = fits_kind(draft.value.answer, kind)
@@ -149,10 +152,16 @@ async def instructions(draft: Draft, judge: SupportJudge) -> GuardResult | None:
     return None
 
 
+def _words(draft: Draft) -> set[str]:
+    """The answer's content words, with a stop word the sources write as a name ("More"
+    for "Who wrote Utopia?": "satire by Thomas More")."""
+    return set(terms(draft.flat)) | named_stopwords(draft.flat, draft.sources)
+
+
 def _adds_nothing(draft: Draft) -> bool:
     """The answer's words and numbers are all the question's."""
     asked = set(terms(draft.question))
-    words = {w for w in terms(draft.flat) if not w.isdigit()}
+    words = {w for w in _words(draft) if not w.isdigit()}
     numbers = numbers_in(draft.flat) - numbers_in(draft.question)
     return not numbers and not (words - asked)
 
@@ -164,6 +173,12 @@ async def echo(draft: Draft, judge: SupportJudge) -> GuardResult | None:
         return None  # its yes or no is what it adds; the claim and support checks judge it
     if choice(draft.question) is not None:
         return None  # "Plato": the name it picks is the question's; the comparison judges it
+    sides = choice_sides(draft.question)
+    if sides is not None and any(_words(draft) <= set(terms(side)) for side in sides):
+        return None  # "Russia" for "Which is larger, Russia or Canada?": the support judges
+    made = maker(draft.question, draft.sources)
+    if made is not None and _words(draft) <= set(terms(made[1])):
+        return None  # "Ford" for Ford Motor Company's founder: "founded by Henry Ford"
     sources, question = draft.sources, draft.question
     named = (
         described_subject(set(terms(draft.flat)), sources, question=question)
@@ -247,6 +262,14 @@ def _off_the_named_source(draft: Draft, verified: Sequence[str]) -> GuardResult 
         return None  # a list's items may each be a source of their own (a maker's works)
     if any(bridges(draft.question, draft.sources).get(i) == pointer[0] for i in verified):
         return None
+    named_title = set(terms(bare_title(pointer[1])))
+    for i in verified:
+        source = draft.sources[i]
+        title = source.title if isinstance(source, Source) else ""
+        if named_title <= set(terms(bare_title(title))):
+            return None  # another article the question's name fits ("Apple Inc.", "Apple")
+        if in_own_article(draft.flat, draft.question, source):
+            return None  # the answer's own article states it ("... co-founded Microsoft")
     named = said_by(draft.sources[pointer[0]])
     if lexical_support(beyond(draft.flat, draft.question), named) >= 0.5:
         return None
