@@ -461,8 +461,8 @@ def _a_hop(question: str, done: set[str], said: str) -> bool:
     in Southeast Asia" for the country where Ho Chi Minh City is). "The largest city in
     Vietnam" is no step to Vietnam's area for Ho Chi Minh City's own."""
     every, _ = _relations(question)
-    if any(done & f for f in every):
-        return True
+    if not every or any(done & f for f in every):
+        return True  # a question of no relation ("Which subject is described as: ...")
     # A maker's noun the lexicon lacks, by its root: "sculpture by" for "the sculptor of".
     roots = {w[:5] for w in relation_words(question) if len(w) >= 6}
     if roots & {w[:5] for w in done if len(w) >= 6}:
