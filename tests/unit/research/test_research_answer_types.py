@@ -518,3 +518,17 @@ async def test_a_sentence_s_year_must_be_the_asked_one() -> None:
         question="In what year did Heinrich Himmler die?",
     )
     assert check.verified == ("[1]",)
+
+
+async def test_a_question_of_no_relation_takes_the_source_another_names() -> None:
+    iran = Source(title="Iran", description="Country in West Asia",
+                  text="The Shah of Iran from 1941 to 1979 was Mohammad Reza Pahlavi.")  # fmt: skip
+    shah = Source(title="Mohammad Reza Pahlavi", description="Shah of Iran from 1941 to 1979",
+                  text="Mohammad Reza Pahlavi was the last monarch of Iran.")  # fmt: skip
+    question = "Which subject is described as: Shah of Iran from 1941 to 1979?"
+    sources = numbered(iran, shah)
+    assert bridges(question, sources) == {"[2]": "[1]"}
+    check = await verify_citations(
+        "Mohammad Reza Pahlavi [2]", ["[2]"], sources, LexicalSupport(), question=question
+    )
+    assert check.verified == ("[2]",)
