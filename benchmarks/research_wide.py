@@ -336,9 +336,15 @@ def paired(loop: list[dict[str, Any]], single: list[dict[str, Any]]) -> list[str
 
 
 def _rows(names: list[str]) -> list[dict[str, Any]]:
-    """The rows of the runs `names`, judged again by `right` from the gold records."""
+    """The rows of the runs `names`, judged again by `right` from the gold records. A
+    question run again in a later-named run is counted once, by its latest run."""
     gold = {q["id"]: q for q in [*load("all"), *load("all", user=True)]}
-    rows = [r for n in names for r in json.loads((RESULTS / f"{n}.json").read_text())["rows"]]
+    latest: dict[str, dict[str, Any]] = {}
+    for n in names:
+        for r in json.loads((RESULTS / f"{n}.json").read_text())["rows"]:
+            latest.pop(r["id"], None)
+            latest[r["id"]] = r
+    rows = list(latest.values())
     for r in rows:
         r["right"] = right(gold[r["id"]], r["answer"], r["status"])
     return rows

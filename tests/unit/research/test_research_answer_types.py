@@ -485,3 +485,36 @@ async def test_an_irregular_past_states_its_verb() -> None:
     check = await verify_citations("North Atlantic Ocean [1]", ["[1]"], numbered(titanic),
                                    LexicalSupport(), question=question)  # fmt: skip
     assert check.verified == ("[1]",)
+
+
+async def test_a_sentence_s_year_must_be_the_asked_one() -> None:
+    ulysses = Source(
+        title="Ulysses (novel)",
+        description="1922 novel by James Joyce",
+        text="Ulysses is a modernist novel by the Irish writer James Joyce.",
+    )
+    question = "When was the author of Ulysses born?"
+    published = Source(
+        title="Ulysses (novel)",
+        description="1922 novel by James Joyce",
+        text="The entire work was published in Paris by Sylvia Beach on 2 February 1922, "
+        "Joyce's fortieth birthday.",
+    )
+    # A birthday's year is not a birth year.
+    check = await verify_citations(
+        "1922 [1]", ["[1]"], numbered(published), LexicalSupport(), question=question
+    )
+    assert check.verified == ()
+    sentence = "Ulysses (novel) (1922 novel by James Joyce) [1]"
+    check = await verify_citations(
+        sentence, ["[1]"], numbered(ulysses), LexicalSupport(), question=question
+    )
+    assert check.verified == ()
+    check = await verify_citations(
+        "Heinrich Himmler died in 1945 [1]",
+        ["[1]"],
+        numbered(HIMMLER),
+        LexicalSupport(),
+        question="In what year did Heinrich Himmler die?",
+    )
+    assert check.verified == ("[1]",)

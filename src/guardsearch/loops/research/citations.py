@@ -554,9 +554,14 @@ class _Claims:
             # source says ("The novel Nabokov released in 1955 is 'The Story of Nabokov'"
             # repeats the question, which his article matches); whether the source is
             # about what the question asks is judged after (off_topic).
-            return (
+            said = (
                 source_id in self.linked or lexical_support(beyond(claim, question), source) >= 0.5
             )
+            if said and answer_kind(question) in ("year", "number") and numbers_in(plain(claim)):
+                # Its year must be the asked one, as a bare year's is: "Ulysses (1922 novel
+                # by James Joyce)" does not say when its author was born.
+                return self._year_stated(claim, source_id)
+            return said
         # The fragment itself must be in the source ("Gustave Eiffel" is not in Las
         # Meninas, however well the question matches it): what it adds to the question,
         # since the question's own words prove nothing ("Giovanni Pierluigi da
@@ -580,6 +585,16 @@ class _Claims:
             title = bridge.title if isinstance(bridge, Source) else ""
             hop_from = link_text(self.said[self.linked[source_id]], title)
         return answers_here(claim, question, source, hop_from=hop_from)
+
+    def _year_stated(self, claim: str, source_id: str) -> bool:
+        """Does the source state the claim's year or number as the question's answer?"""
+        source = self.texts[source_id]
+        hop_from = ""
+        if source_id in self.linked:
+            bridge = self.sources.get(source_id) if self.sources else None
+            title = bridge.title if isinstance(bridge, Source) else ""
+            hop_from = link_text(self.said[self.linked[source_id]], title)
+        return answers_here(claim, self.question, source, hop_from=hop_from)
 
     def _states_a_side(self, claim: str, source_id: str) -> bool:
         """Is the claim a comparison's fact from its side's own source ("Mozart was born

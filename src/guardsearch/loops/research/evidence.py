@@ -129,7 +129,7 @@ def fits_kind(answer: str, kind: str) -> str | None:
 _FAMILIES: tuple[frozenset[str], ...] = tuple(
     frozenset(words.split())
     for words in (
-        "born birth birthday older younger age",
+        "born birth older younger age",
         "die died dies death dead passed deceased killed executed",
         "found founded founder founding establish established establishment formed created set",
         "build built construct constructed construction completed erected",
@@ -1349,7 +1349,12 @@ def holds_answer(
             continue
         satisfied = link_text(sources[hop], _title_of(source)) if hop else ""
         found = find_answer(answer, question, source, satisfied=satisfied)
-        if found is not None and found.related and own <= numbers_in(found.clause):
+        if (
+            found is not None
+            and found.related
+            and found.complete
+            and own <= numbers_in(found.clause)
+        ):
             return True
     return False
 
