@@ -532,3 +532,21 @@ async def test_a_question_of_no_relation_takes_the_source_another_names() -> Non
         "Mohammad Reza Pahlavi [2]", ["[2]"], sources, LexicalSupport(), question=question
     )
     assert check.verified == ("[2]",)
+
+
+async def test_a_description_question_takes_the_source_another_names() -> None:
+    marx = Source(
+        title="Karl Marx",
+        description="German philosopher and socialist (1818–1883)",
+        text="Karl Marx was a German philosopher. He worked with Friedrich Engels.",
+    )
+    engels = Source(title="Friedrich Engels",
+                    description="German philosopher and socialist (1820–1895)",
+                    text="Friedrich Engels was a German philosopher and businessman.")  # fmt: skip
+    question = "Which subject is described as: German philosopher and socialist (1820–1895)?"
+    sources = numbered(marx, engels)
+    assert bridges(question, sources) == {"[2]": "[1]"}
+    check = await verify_citations(
+        "Friedrich Engels [2]", ["[2]"], sources, LexicalSupport(), question=question
+    )
+    assert check.verified == ("[2]",)

@@ -485,8 +485,8 @@ def find_answer(
     said = source_says(source)
     vocabulary = _stems(said)
     done = _link(satisfied, source) if satisfied else set()
-    if satisfied and not _a_hop(question, done, said):
-        return None
+    if satisfied and answer_kind(question) in _TYPED and not _a_hop(question, done, said):
+        return None  # a bridge's year or number is not the subject's
     if words and sum(1 for w in words if w in vocabulary) / len(words) < 0.5:
         return None
     best: AnswerClause | None = None
