@@ -491,6 +491,8 @@ class _Claims:
             self.base = self.judge.gate
         self.lexical = isinstance(self.base, LexicalSupport)
         self.verdicts: dict[tuple[str, str], bool] = {}
+        # The two facts a comparison's sides state: once a verification, not a claim.
+        self.facts = comparison_facts(self.question, self.sources) if self.sources else None
 
     sources: Mapping[str, str] | Mapping[str, Source] | Mapping[str, str | Source] = field(
         default_factory=dict
@@ -525,7 +527,7 @@ class _Claims:
             # "Plato [1] [2]" for "Which is older, Plato or Kant?": the name the two
             # facts pick, each fact's source backing it. A claim with words of its own
             # is a fact's piece, judged below ("Plato was born in 428 BC [1]").
-            facts = comparison_facts(question, self.sources)
+            facts = self.facts
             said = set(terms(plain(claim)))
             sides = set(terms(picked.first)) | set(terms(picked.second))
             if (
@@ -579,30 +581,28 @@ class _Claims:
         whole = self.sources.get(source_id) if self.sources else None
         if isinstance(whole, Source) and _part_of_maker(claim, question, whole):
             return True  # "Ford" for Ford Motor Company's founder: "founded by Henry Ford"
-        hop_from = ""
-        if source_id in self.linked and not side:  # a side's own source is no second hop
-            bridge = self.sources.get(source_id) if self.sources else None
-            title = bridge.title if isinstance(bridge, Source) else ""
-            hop_from = link_text(self.said[self.linked[source_id]], title)
+        hop_from = "" if side else self._hop_from(source_id)  # a side's own source: no hop
         return answers_here(claim, question, source, hop_from=hop_from)
 
     def _year_stated(self, claim: str, source_id: str) -> bool:
         """Does the source state the claim's year or number as the question's answer?"""
         source = self.texts[source_id]
-        hop_from = ""
-        if source_id in self.linked:
-            bridge = self.sources.get(source_id) if self.sources else None
-            title = bridge.title if isinstance(bridge, Source) else ""
-            hop_from = link_text(self.said[self.linked[source_id]], title)
-        return answers_here(claim, self.question, source, hop_from=hop_from)
+        return answers_here(claim, self.question, source, hop_from=self._hop_from(source_id))
+
+    def _hop_from(self, source_id: str) -> str:
+        """What the first hop says of a second hop's source ("" for any other source)."""
+        if source_id not in self.linked:
+            return ""
+        bridge = self.sources.get(source_id) if self.sources else None
+        title = bridge.title if isinstance(bridge, Source) else ""
+        return link_text(self.said[self.linked[source_id]], title)
 
     def _states_a_side(self, claim: str, source_id: str) -> bool:
         """Is the claim a comparison's fact from its side's own source ("Mozart was born
         in 1756" from Mozart's article, which never names Beethoven)?"""
-        facts = comparison_facts(self.question, self.sources) if self.sources else None
         said = numbers_in(plain(claim))
-        return facts is not None and any(
-            f.source_id == source_id and numbers_in(f.number) <= said for f in facts
+        return self.facts is not None and any(
+            f.source_id == source_id and numbers_in(f.number) <= said for f in self.facts
         )
 
     async def any_source(self, claim: str) -> bool:
