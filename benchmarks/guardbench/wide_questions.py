@@ -170,12 +170,34 @@ def dates(rng: random.Random) -> Iterator[WideQuestion]:
     rng.shuffle(events)
     for kind, a, year in events[:8]:
         q = _pick(rng, _EVENT[kind], x=_clean_name(a.title))
-        yield WideQuestion("", "dates", kind, q, [year], [a.title])
+        yield WideQuestion("", "dates", kind, q, [_work_year(kind, a) or year], [a.title])
     reigns = [(a, m) for a in articles().values() if (m := _REIGN.match(a.description))]
     rng.shuffle(reigns)
     for a, m in reigns[:4]:
         q = _pick(rng, _REIGN_Q, x=_clean_name(a.title), role=m.group("role").strip())
-        yield WideQuestion("", "dates", "reigned", q, [m.group("start")], [a.title])
+        start = _text_reign_start(a, m.group("role")) or m.group("start")
+        yield WideQuestion("", "dates", "reigned", q, [start], [a.title])
+
+
+_WORK_YEAR = re.compile(r"^(\d{4}) [^,;]*\b(?:novel|book|poem|play|film|opera|album|song)\b")
+
+
+def _work_year(kind: str, article: Article) -> str | None:
+    """A work's year as its description gives it ("1951 American novel by J. D.
+    Salinger"): "published in serial form in 1945" is not when the novel came out.
+    Only the gold changes, never which articles are picked (label fix, wave 3)."""
+    if kind not in ("published", "premiered"):
+        return None
+    found = _WORK_YEAR.match(article.description)
+    return found.group(1) if found else None
+
+
+def _text_reign_start(article: Article, role: str) -> str | None:
+    """The reign's start as the article's text states it, where the one-line description
+    disagrees (Menelik II: "Emperor of Ethiopia from 1879" in the description, "from 1889"
+    in the text, which is right). Only the gold changes (label fix, wave 3)."""
+    found = re.search(re.escape(role.strip()) + r" from (\d{3,4})\b", article.extract)
+    return found.group(1) if found else None
 
 
 # -- numbers ------------------------------------------------------------------------

@@ -1,0 +1,36 @@
+"""The wide research set: built the same way every time, committed as built, and its
+gold is what the article says (its text over a one-line description that disagrees)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from guardbench.wide_questions import build
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _committed() -> dict[str, dict]:  # type: ignore[type-arg]
+    rows = (ROOT / "benchmarks/data/research_wide.jsonl").read_text().splitlines()
+    return {r["id"]: r for r in map(json.loads, rows)}
+
+
+def test_the_committed_wide_set_is_the_generator_s_output() -> None:
+    built = {q.id: q.record() for q in build()}
+    committed = _committed()
+    assert set(built) == set(committed)
+    for key, row in built.items():
+        assert {k: row[k] for k in committed[key]} == committed[key], key
+
+
+def test_a_work_s_year_is_the_year_it_came_out_not_an_earlier_serial() -> None:
+    row = _committed()["dates-028"]  # "partially published in serial form in 1945-1946"
+    assert row["question"] == "What year did The Catcher in the Rye come out?"
+    assert row["answers"] == ["1951"]
+
+
+def test_a_reign_starts_where_the_text_says_when_the_description_disagrees() -> None:
+    row = _committed()["dates-033"]  # description "from 1879", text "from 1889"
+    assert row["answers"] == ["1889"]
+    assert _committed()["dates-034"]["answers"] == ["690"]  # both agree: unchanged
