@@ -22,6 +22,7 @@ from guardsearch.loops.research.evidence import (
     bridges,
     find_answer,
     named_entities,
+    other_end,
     readable,
 )
 from guardsearch.tools.resilient import ResilienceSettings
@@ -550,3 +551,58 @@ async def test_a_description_question_takes_the_source_another_names() -> None:
         "Friedrich Engels [2]", ["[2]"], sources, LexicalSupport(), question=question
     )
     assert check.verified == ("[2]",)
+
+
+WU_ZETIAN = Source(
+    title="Wu Zetian",
+    description="Empress of China from 690 to 705",
+    text="Wu Zetian was the only undisputed female sovereign in the history of China. She "
+    "was the sole ruler of the self-styled Zhou dynasty from 690 to 705.",
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "source", "drafted", "repaired"),
+    [
+        ("In what year did Wu Zetian become Empress of China?", WU_ZETIAN, "705", "690 [1]"),
+        ("When did Wu Zetian's reign end?", WU_ZETIAN, "690", "705 [1]"),
+        (
+            "In what year did Menelik II become Emperor of Ethiopia?",
+            Source(
+                title="Menelik II",
+                description="Emperor of Ethiopia",
+                text="Menelik II was king of Shewa from 1866 to 1889 and Emperor of Ethiopia "
+                "from 1889 to his death in 1913.",
+            ),
+            "1913",
+            "1889 [1]",
+        ),
+    ],
+)
+async def test_the_wrong_end_of_a_span_is_repaired_to_the_asked_end(
+    question: str, source: Source, drafted: str, repaired: str
+) -> None:
+    model = research_model(plan=SIMPLE, synthesize=[{"answer": drafted, "citations": ["[1]"]}])
+    run = await loop(model, provider({"": [source]})).run(question)
+    assert isinstance(run.response, AgentResponse)
+    assert run.response.status == "verified" and run.response.final_answer == repaired
+    verdicts = " ".join(str(e.data.get("feedback", "")) for e in run.trace.of_kind("guard_verdict"))
+    assert "the span's other end" in verdicts
+
+
+def test_a_span_s_other_end_comes_only_from_the_subject_s_own_article() -> None:
+    western = Source(
+        title="Western Front (World War II)",
+        description="Theatre of war in Europe",
+        text="The Western Front was a military theatre of World War II. The Western Front's "
+        "1944–1945 phase was deemed the European Theater.",
+    )
+    question = "When did World War II begin?"
+    assert other_end("1945", question, numbered(western)) is None
+    # A question that asks no start or end takes no end of a span.
+    assert other_end("705", "In what year did Wu Zetian rule China?", numbered(WU_ZETIAN)) is None
+    assert other_end("705", "When did Wu Zetian become Empress?", numbered(WU_ZETIAN)) == (
+        "[1]",
+        "690",
+        "Wu Zetian (Empress of China from 690 to 705).",
+    )

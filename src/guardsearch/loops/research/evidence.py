@@ -21,7 +21,7 @@ the relation families are a lexicon of words, not of questions.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -413,6 +413,15 @@ _START_Q = re.compile(r"\b(?:begin|began|begun|start|started|become|became|first
 _END_Q = re.compile(r"\b(?:end|ended|until|last|stop|stopped|finish|finished)\b", re.I)
 
 
+def _spans(clause: str) -> Iterator[tuple[str, str]]:
+    """Every (first, last) year span of `clause`, overlapping ones too: "from 1866 to 1889
+    and Emperor of Ethiopia from 1889 to his death in 1913" has two."""
+    at = 0
+    while (span := _SPAN.search(clause, at)) is not None:
+        yield span.group(1) or span.group(3), span.group(2) or span.group(4)
+        at = span.start() + 1
+
+
 def _right_end(numbers: set[str], question: str, clause: str) -> bool:
     """A span ("King of England from 1199 to 1216") answers a question of its start
     ("When did his reign begin?") by its first year and of its end by its last."""
@@ -421,14 +430,60 @@ def _right_end(numbers: set[str], question: str, clause: str) -> bool:
         return True
     wrong: set[str] = set()
     right: set[str] = set()
-    for span in _SPAN.finditer(clause):
-        first, last = span.group(1) or span.group(3), span.group(2) or span.group(4)
+    for first, last in _spans(clause):
         if first != last:
             wrong.add(last if start else first)
             right.add(first if start else last)
     # "king of Shewa from 1866 to 1889 and Emperor of Ethiopia from 1889 to ... 1913":
     # a year that ends one span and starts the next starts a reign.
     return not (numbers & wrong) - right
+
+
+def other_end(
+    answer: str, question: str, sources: Mapping[str, Source] | Mapping[str, str | Source]
+) -> tuple[str, str, str] | None:
+    """(source id, year, clause) when a year `answer` is the wrong end of a span a source
+    about the subject gives ("Empress of China from 690 to 705" drafted "705" for "When
+    did Wu Zetian become Empress?"): the span's other end, if that end is stated as the
+    answer to this question. None when the question asks neither a start nor an end,
+    the answer is not one year, or the sources give more than one other end."""
+    if answer_kind(question) != "year":
+        return None
+    start, end = _START_Q.search(question), _END_Q.search(question)
+    if (start is None) == (end is None):
+        return None
+    drafted = numbers_in(_without_markers(answer))
+    if len(drafted) != 1:
+        return None
+    (year,) = drafted
+    linked = bridges(question, sources)
+    found: dict[str, tuple[str, str]] = {}
+    for source_id, source in sources.items():
+        if source_id in linked or not about(question, source):
+            continue
+        if not _own_article(question, source):
+            continue
+        for clause in clauses(source_says(source)):
+            if not _right_end({year}, question, clause):
+                for first, last in _spans(clause):
+                    if year == (last if start else first) and first != last:
+                        other = first if start else last
+                        held = find_answer(other, question, source)
+                        if held is not None and held.related and held.complete:
+                            found.setdefault(other, (source_id, clause))
+    if len(found) != 1:
+        return None
+    ((other, (source_id, clause)),) = found.items()
+    return source_id, other, clause
+
+
+def _own_article(question: str, source: str | Source) -> bool:
+    """Is `source` the article of what the question names: every word of its title in
+    the question ("Wu Zetian"; not "Western Front (World War II)" for World War II)?"""
+    if not isinstance(source, Source) or not source.title.strip():
+        return False
+    asked = _stems(question)
+    return all(stem(w) in asked for w in terms(bare_title(source.title)))
 
 
 def link_text(holder: str | Source, title: str) -> str:

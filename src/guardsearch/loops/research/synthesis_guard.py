@@ -15,6 +15,9 @@
     hop          a two-hop question's year or number is the one the second hop's source
                  gives (a patch: "1881 [6]" from "(born 1881" in the article the first
                  hop names), not the first hop's own
+    span         a year asked as a start or an end ("When did X become Empress?") that is
+                 the wrong end of a span the subject's source gives ("from 690 to 705")
+                 is repaired to the span's other end, cited
     maker        a "who made it" answer is the name the subject's own source gives
                  after the relation (a patch: "Kiichiro Toyoda [1]" from "It was founded
                  by Kiichiro Toyoda")
@@ -70,6 +73,7 @@ from guardsearch.loops.research.evidence import (
     maker,
     named_stopwords,
     numbers_in,
+    other_end,
     relation_words,
     yes_or_no,
 )
@@ -460,6 +464,20 @@ def _from_source(lead: str, source_id: str, clause: str, answer: str) -> GuardRe
     )
 
 
+async def span(draft: Draft, judge: SupportJudge) -> GuardResult | None:
+    """A year asked as a start or an end that is the other end of a span a source about
+    the subject gives (evidence.other_end: "705" for "When did Wu Zetian become Empress
+    of China?" from "Empress of China from 690 to 705"): repaired to the asked end."""
+    if isinstance(judge, NoSupportCheck) or not draft.sources:
+        return None  # with `--support off` nothing says what a source supports
+    found = other_end(draft.flat, draft.question, draft.sources)
+    if found is None:
+        return None
+    source_id, year, clause = found
+    lead = f"the question asks for the span's other end, not {draft.flat}; source {source_id}"
+    return _from_source(lead, source_id, clause, year)
+
+
 async def made_by(draft: Draft, judge: SupportJudge) -> GuardResult | None:
     """A "who made it" question ("Who founded Toyota?") is answered by the name its
     subject's own source gives after the relation (evidence.maker: "It was founded by
@@ -527,6 +545,8 @@ CHECKS: Sequence[tuple[str, Check]] = (
     ("hop", hop),
     # Who made what the question names: the name its own source gives after the relation.
     ("maker", made_by),
+    # A year asked as a start or an end: the asked end of the subject's span.
+    ("span", span),
     # An echo or a subject question is repaired to a source's title before its form is
     # judged: "capital telangana" for "Which subject is described as: Capital of
     # Telangana?" becomes "Hyderabad", a name of the form asked.
