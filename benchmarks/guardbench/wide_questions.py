@@ -457,7 +457,11 @@ def _org_fact(rng: random.Random, a: Article) -> WideQuestion | None:
     if (m := _HQ.search(text)) is not None:
         kind, phrasings, answer = "headquarters", _HQ_Q, m.group("c")
     elif (m := _EVENT_RE["founded"].search(text)) is not None:
-        kind, phrasings, answer = "founded", _EVENT["founded"], m.group(1)
+        # The first founding the text states, a sentence's capital "Founded" included:
+        # "Founded in 1877 ... its precursors include the Tenmongata, founded in 1684"
+        # (label fix, wave 3; which organisations are picked is unchanged).
+        first = re.compile(_EVENT_RE["founded"].pattern, re.I).search(text)
+        kind, phrasings, answer = "founded", _EVENT["founded"], (first or m).group(1)
     elif (m := _EVENT_RE["established"].search(text)) is not None:
         kind, phrasings, answer = "established", _EVENT["established"], m.group(1)
     elif (m := _TEXT_MAKER.search(text)) is not None and m.group("verb") == "founded":

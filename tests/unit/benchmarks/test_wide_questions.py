@@ -34,3 +34,8 @@ def test_a_reign_starts_where_the_text_says_when_the_description_disagrees() -> 
     row = _committed()["dates-033"]  # description "from 1879", text "from 1889"
     assert row["answers"] == ["1889"]
     assert _committed()["dates-034"]["answers"] == ["690"]  # both agree: unchanged
+
+
+def test_an_organisation_s_founding_is_its_own_not_a_precursor_s() -> None:
+    # "Founded in 1877 ... its direct precursors include the Tenmongata, founded in 1684"
+    assert _committed()["organisations-006"]["answers"] == ["1877"]
