@@ -20,6 +20,7 @@ from guardsearch.loops.research.evidence import (
     comparison_facts,
     comparison_sides,
     decided,
+    described_other_kind,
     items_named,
     list_candidates,
     other_kind,
@@ -632,3 +633,44 @@ async def test_a_choice_searches_each_side_until_its_own_article_is_kept() -> No
     assert response.status == "verified", response
     assert response.final_answer.startswith("Mozart: Mozart was born in 1756")
     assert {s.title for s in response.sources} == {mozart.title, beethoven.title}
+
+
+def test_an_item_whose_own_article_describes_another_kind_of_place_is_no_item() -> None:
+    afghanistan = Source(
+        id="[1]",
+        title="Afghanistan",
+        description="Country in Central and South Asia",
+        text="Afghanistan is bordered by Pakistan to the east and south, Iran to the west.",
+    )
+    hindu_kush = Source(
+        id="[2]",
+        title="Hindu Kush",
+        description="Mountain range near the border of Afghanistan and Pakistan",
+        text="The Hindu Kush is a mountain range that borders Afghanistan and Pakistan.",
+    )
+    guernica = Source(id="[3]", title="Guernica", description="Painting by Pablo Picasso")
+    sources = {"[1]": afghanistan, "[2]": hindu_kush}
+    items = [name for _, name in list_candidates("Which countries border Afghanistan?", sources)]
+    assert "Hindu Kush" not in items and items[:2] == ["Pakistan", "Iran"]
+    # Only between kinds of place: a painting is a work when works are asked.
+    assert not described_other_kind("Guernica", "works", {"[3]": guernica})
+    assert described_other_kind("Hindu Kush", "countries", sources)
+    assert not described_other_kind("Afghanistan", "nations", sources)
+
+
+async def test_a_claim_naming_two_places_side_by_side_is_about_both() -> None:
+    # "Cuba Bangui" reads as one run of names: each source the question names by its
+    # title is still about the question, so the run answers instead of "not found".
+    bangui = Source(
+        title="Bangui",
+        description="Capital of the Central African Republic",
+        text="Bangui is the capital and largest city of the Central African Republic.",
+    )
+    cuba = Source(title="Cuba", description="Country in the Caribbean",
+                  text="Cuba is an island country in the Caribbean. Its capital is Havana.")  # fmt: skip
+    model = research_model(plan=SIMPLE, synthesize=[{"answer": "No", "citations": ["[1]"]}] * 3)
+    run = await loop(model, {"": [bangui, cuba]}).run("Is the capital of Cuba Bangui?")
+    response = run.response
+    assert isinstance(response, AgentResponse), response
+    assert response.status == "verified", response
+    assert response.final_answer.startswith("No")

@@ -1260,6 +1260,42 @@ def other_kind(name: str, asked: str | None) -> bool:
     return any(k and _singular(k) != _singular(asked) for k in kinds)
 
 
+# Kinds of place a description names ("Country in South America", "Mountain range near
+# the border of ...", "Overseas department of France"); a country by any of its names.
+_PLACE_KINDS = _KIND_HEADS | {
+    "country", "department", "territory", "region", "province", "state", "city", "town",
+    "county", "dependency", "district", "capital", "municipality", "village",
+}  # fmt: skip
+_COUNTRY = frozenset({"country", "nation", "state"})
+
+
+def _described_kind(description: str) -> str | None:
+    """The head noun of a description's first phrase, if it names a kind of place:
+    "range" for "Mountain range near the border of Afghanistan and Pakistan"."""
+    head = re.split(r"\s+(?:in|of|near|on|at|by|from|with|and|located|between)\s+|,", description)
+    words = head[0].lower().split() if head else []
+    return words[-1] if words and words[-1] in _PLACE_KINDS else None
+
+
+def described_other_kind(
+    name: str, asked: str | None, sources: Mapping[str, Source] | Mapping[str, str | Source]
+) -> bool:
+    """Does a retrieved article titled `name` describe another kind of place than asked
+    ("Hindu Kush": "Mountain range near the border of Afghanistan ..." when countries
+    are asked)? Only between kinds of place: "Painting by Pablo Picasso" is a work."""
+    want = _singular(asked) if asked else None
+    if want not in _PLACE_KINDS and want != "nation":
+        return False
+    for source in sources.values():
+        if isinstance(source, Source) and bare_title(source.title).lower() == name.lower():
+            kind = _described_kind(source.description)
+            if kind is None:
+                return False
+            same = kind == want or {kind, want} <= _COUNTRY
+            return not same
+    return False
+
+
 def _initials(name: str, subject: Sequence[str]) -> bool:
     """ "DRC" for the Democratic Republic of the Congo: the subject's own abbreviation."""
     return name.isupper() and set(name.lower()) <= {w[0].lower() for w in subject}
@@ -1299,6 +1335,7 @@ def list_candidates(
                 or key in seen
                 or _initials(name, named)
                 or other_kind(name, asked_class)
+                or described_other_kind(name, asked_class, sources)
                 or (source_id not in items and key <= asked)
             ):
                 continue
@@ -1344,7 +1381,11 @@ def about(question: str, source: str | Source) -> bool:
         return bool(words) and sum(1 for w in words if stem(w) in said) / len(words) > 0.5
 
     groups = [terms(g) for g in _NAME_GROUP.findall(question[1:]) if terms(g)]
-    return covered(subject) or (len(groups) > 1 and any(covered(g) for g in groups))
+    if covered(subject) or (len(groups) > 1 and any(covered(g) for g in groups)):
+        return True
+    # "Is the capital of Cuba Bangui?": two names side by side read as one group; a
+    # yes/no question is about each source it names by its whole title.
+    return answer_kind(question) == "yesno" and _named_by(question, source)
 
 
 def bridges(

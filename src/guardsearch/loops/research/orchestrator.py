@@ -70,6 +70,7 @@ from guardsearch.loops.research.evidence import (
     named_entities,
     named_stopwords,
     source_says,
+    yes_or_no,
 )
 from guardsearch.loops.research.observability import phase_fields, phase_logger
 from guardsearch.loops.research.phases import (
@@ -720,7 +721,9 @@ class _Run:
         # Dropped ids and the sentences no source supports leave the answer (they are
         # reported in `citations`): nothing unsupported reads as if it were verified.
         answer = with_markers(verification.clean_answer, verification.verified)
-        if not _meaningful(plain(answer), full) or (
+        # A yes/no question's bare "No [1]" is an answer, though "no" is a stop word.
+        verdict = answer_kind(s.task) == "yesno" and yes_or_no(plain(answer)) is not None
+        if not (_meaningful(plain(answer), full) or verdict) or (
             answer_kind(s.task) == "yesno"
             and re.match(r"\W*(?:yes|no)\b", plain(draft.answer), re.I)
             and not re.match(r"\W*(?:yes|no)\b", plain(answer), re.I)
