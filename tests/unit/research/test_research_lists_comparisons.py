@@ -545,7 +545,9 @@ def test_the_maker_is_the_name_not_the_nationality_before_it(description: str, n
     from guardsearch.loops.research.evidence import maker
 
     work = Source(title="The Work", description=description)
-    assert maker("Who made The Work?", {"[1]": work}) is None  # "made": no relation known
+    # No clause words the relation: the description's "by" says who made it.
+    made = maker("Who made The Work?", {"[1]": work})
+    assert made is not None and made[1] == name
     found = maker("Who wrote The Work?", {"[1]": work})
     if "painting" in description:
         found = maker("Who painted The Work?", {"[1]": work})
@@ -666,11 +668,38 @@ async def test_a_claim_naming_two_places_side_by_side_is_about_both() -> None:
         description="Capital of the Central African Republic",
         text="Bangui is the capital and largest city of the Central African Republic.",
     )
-    cuba = Source(title="Cuba", description="Country in the Caribbean",
-                  text="Cuba is an island country in the Caribbean. Its capital is Havana.")  # fmt: skip
+    cuba = Source(
+        title="Cuba",
+        description="Country in the Caribbean",
+        text="Cuba is an island country in the Caribbean. Its capital is Havana.",
+    )
     model = research_model(plan=SIMPLE, synthesize=[{"answer": "No", "citations": ["[1]"]}] * 3)
     run = await loop(model, {"": [bangui, cuba]}).run("Is the capital of Cuba Bangui?")
     response = run.response
     assert isinstance(response, AgentResponse), response
     assert response.status == "verified", response
     assert response.final_answer.startswith("No")
+
+
+def test_a_work_s_description_names_its_maker_when_no_clause_words_the_relation() -> None:
+    from guardsearch.loops.research.evidence import maker
+
+    comedy = Source(
+        title="Divine Comedy",
+        description="Italian narrative poem by Dante Alighieri",
+        text="The Divine Comedy is an Italian narrative poem, begun c. 1308 and completed "
+        "c. 1321, shortly before the author's death.",
+    )
+    longfellow = Source(
+        title="Henry Wadsworth Longfellow",
+        description="American poet and educator (1807–1882)",
+        text="He was the first American to completely translate Dante Alighieri's Divine Comedy.",
+    )
+    sources = {"[1]": comedy, "[2]": longfellow}
+    assert maker("Who wrote the poem Divine Comedy?", sources) == (
+        "[1]",
+        "Dante Alighieri",
+        "Divine Comedy, Italian narrative poem by Dante Alighieri",
+    )
+    # A question of no "by" relation takes no description's name.
+    assert maker("Who discovered the Divine Comedy?", sources) is None

@@ -96,3 +96,31 @@ async def test_a_source_about_the_named_subject_is_about_the_question() -> None:
         "Molière", ["[1]"], texts, LexicalSupport(), question="Who wrote the play Tartuffe?"
     )
     assert v.verified == ("[1]",)
+
+
+async def test_a_year_the_question_gives_binds_the_work_it_names() -> None:
+    hugo = "What is the title of the 1831 novel by Victor Hugo?"
+    les = Source(
+        id="[1]",
+        title="Les Misérables",
+        description="1862 novel by Victor Hugo",
+        text="Les Misérables is a French epic historical novel by Victor Hugo.",
+    )
+    hunchback = Source(
+        id="[2]",
+        title="The Hunchback of Notre-Dame",
+        description="1831 novel by Victor Hugo",
+        text="The Hunchback of Notre-Dame is a French Gothic novel by Victor Hugo.",
+    )
+    sources = {"[1]": les, "[2]": hunchback}
+    wrong = "Les Misérables is a French epic historical novel [1]."
+    v = await verify_citations(wrong, [], sources, LexicalSupport(), question=hugo)
+    assert v.verified == () and v.off_topic == ("[1]",)
+    short = await verify_citations(
+        "Les Misérables [1]", [], sources, LexicalSupport(), question=hugo
+    )
+    assert short.verified == ()
+    right = await verify_citations(
+        "The Hunchback of Notre-Dame [2]", [], sources, LexicalSupport(), question=hugo
+    )
+    assert right.verified == ("[2]",)

@@ -298,7 +298,18 @@ def answers_here(claim: str, question: str, source: str, *, hop_from: str = "") 
         return False
     if kind in ("year", "number"):
         return finding.related and finding.complete
-    return finding.related
+    return finding.related and own_years_stated(question, source, hop_from)
+
+
+def own_years_stated(question: str, source: str | Source, hop_from: str = "") -> bool:
+    """A name answers a question that gives a year ("the 1831 novel by Victor Hugo")
+    only from a source that states that year too (not "1862 novel by Victor Hugo"), or
+    a second hop whose first hop states it. Years and numbers asked for are judged by
+    their own clause (evidence.find_answer)."""
+    if answer_kind(question) not in ("entity", "person", "place", "definition"):
+        return True
+    own = {n for n in numbers_in(question) if re.fullmatch(r"\d{3,4}", n)}
+    return own <= numbers_in(f"{source_says(source)} {hop_from}")
 
 
 def _part_of_maker(claim: str, question: str, source: str | Source) -> bool:
@@ -690,8 +701,14 @@ async def verify_citations(
     off_topic: tuple[str, ...] = ()
     if lexical and question and question_terms(question):
         supporting = [i for i in existing if backed[i]]
+        # A source about the question's subject that lacks the year the question gives
+        # is about another of its works ("1862 novel by Victor Hugo" for "the 1831 novel").
         if supporting and not any(
-            i in linked or about(question, texts[i]) or is_about(question, texts[i], subject)
+            i in linked
+            or (
+                (about(question, texts[i]) or is_about(question, texts[i], subject))
+                and own_years_stated(question, texts[i])
+            )
             for i in supporting
         ):
             off_topic = tuple(supporting)

@@ -1036,12 +1036,22 @@ def maker(
     if not wanted:
         return None
     asked = _stems(question)
-    for source_id, source in sources.items():
-        if not _named_by(question, source):
-            continue
+    named = [(i, s) for i, s in sources.items() if _named_by(question, s)]
+    for source_id, source in named:
         for clause in clauses(source_says(source)):
             if _first_word(clause, wanted - {"_by"}) is None:
                 continue
+            name = _maker_after(clause, wanted)
+            if name and not _stems(name) <= asked:
+                return source_id, name, _tidy(clause)
+    if "_by" not in wanted:
+        return None
+    # No clause words the relation: a work "by" someone in its title's description
+    # ("Divine Comedy (Italian narrative poem by Dante Alighieri)") for a relation a
+    # "by" words (writing, painting, directing, making).
+    for source_id, source in named:
+        if isinstance(source, Source) and source.description.strip():
+            clause = clauses(source_says(source))[0]
             name = _maker_after(clause, wanted)
             if name and not _stems(name) <= asked:
                 return source_id, name, _tidy(clause)

@@ -488,7 +488,9 @@ async def made_by(draft: Draft, judge: SupportJudge) -> GuardResult | None:
     if found is None:
         return None
     source_id, name, clause = found
-    if set(terms(name)) & set(terms(draft.flat)):
+    # A surname that is a stop word is a word of the answer where a source names it so.
+    said = set(terms(draft.flat)) | {w.lower() for w in named_stopwords(draft.flat, draft.sources)}
+    if set(terms(name)) & said or {w.lower() for w in name.split()} & said:
         return None
     return _from_source(
         f"source {source_id}, about what the question names,", source_id, clause, name
