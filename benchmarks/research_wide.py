@@ -44,9 +44,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from guardbench.wide_questions import blind as blind_questions
 from guardbench.wide_questions import build as build_questions
 
 DATA = Path(__file__).parent / "data" / "research_wide.jsonl"
+# Questions no run has seen, built after every change this set measures was made.
+BLIND = Path(__file__).parent / "data" / "research_wide_blind.jsonl"
 RESULTS = Path(__file__).parent / "results"
 
 
@@ -61,7 +64,8 @@ def load(split: str, types: list[str] | None = None, user: bool = False) -> list
 
         rows = [q.record() for q in user_questions()]
     else:
-        rows = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines()]
+        data = BLIND if split == "blind" else DATA
+        rows = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines()]
     return [r for r in rows if split in ("all", r["split"]) and (not types or r["type"] in types)]
 
 
@@ -418,8 +422,9 @@ def main() -> None:
     sub = parser.add_subparsers(dest="command", required=True)
     b = sub.add_parser("build")
     b.add_argument("--check", action="store_true")
+    b.add_argument("--blind", action="store_true", help="the blind set (another seed)")
     r = sub.add_parser("run")
-    r.add_argument("--split", choices=("tune", "heldout"), required=True)
+    r.add_argument("--split", choices=("tune", "heldout", "blind"), required=True)
     r.add_argument("--types", nargs="*")
     r.add_argument("--per-type", type=int, default=None)
     r.add_argument("--offset", type=int, default=0, help="skip this many of each type (pieces)")
@@ -439,11 +444,13 @@ def main() -> None:
     p.add_argument("--note", nargs="*", help="a paragraph appended (which code ran, ...)")
     args = parser.parse_args()
     if args.command == "build":
-        text = "".join(json.dumps(q.record(), ensure_ascii=False) + "\n" for q in build_questions())
+        made = blind_questions() if args.blind else build_questions()
+        target = BLIND if args.blind else DATA
+        text = "".join(json.dumps(q.record(), ensure_ascii=False) + "\n" for q in made)
         if args.check:
-            sys.exit(0 if DATA.read_text(encoding="utf-8") == text else 1)
-        DATA.write_text(text, encoding="utf-8")
-        print(f"wrote {DATA} ({text.count(chr(10))} questions)")
+            sys.exit(0 if target.read_text(encoding="utf-8") == text else 1)
+        target.write_text(text, encoding="utf-8")
+        print(f"wrote {target} ({text.count(chr(10))} questions)")
         return
     if args.command == "report":
         report(args)

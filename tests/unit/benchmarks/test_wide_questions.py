@@ -39,3 +39,14 @@ def test_a_reign_starts_where_the_text_says_when_the_description_disagrees() -> 
 def test_an_organisation_s_founding_is_its_own_not_a_precursor_s() -> None:
     # "Founded in 1877 ... its direct precursors include the Tenmongata, founded in 1684"
     assert _committed()["organisations-006"]["answers"] == ["1877"]
+
+
+def test_the_blind_set_is_the_generator_s_and_shares_no_article_with_the_main_set() -> None:
+    from guardbench.wide_questions import blind
+
+    rows = (ROOT / "benchmarks/data/research_wide_blind.jsonl").read_text().splitlines()
+    committed = [json.loads(r) for r in rows]
+    assert committed == [q.record() for q in blind()]
+    main = {a for row in _committed().values() for a in row["articles"]}
+    assert all(not set(r["articles"]) & main and r["split"] == "blind" for r in committed)
+    assert len({r["type"] for r in committed}) == 13
