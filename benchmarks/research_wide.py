@@ -342,7 +342,7 @@ def paired(loop: list[dict[str, Any]], single: list[dict[str, Any]]) -> list[str
 def _rows(names: list[str]) -> list[dict[str, Any]]:
     """The rows of the runs `names`, judged again by `right` from the gold records. A
     question run again in a later-named run is counted once, by its latest run."""
-    gold = {q["id"]: q for q in [*load("all"), *load("all", user=True)]}
+    gold = {q["id"]: q for q in [*load("all"), *load("blind"), *load("all", user=True)]}
     latest: dict[str, dict[str, Any]] = {}
     for n in names:
         for r in json.loads((RESULTS / f"{n}.json").read_text())["rows"]:
@@ -357,14 +357,26 @@ def _rows(names: list[str]) -> list[dict[str, Any]]:
 def report(args: argparse.Namespace) -> None:
     loop = _rows(args.loop)
     meta = json.loads((RESULTS / f"{args.loop[0]}.json").read_text())
+    blind = meta["split"] == "blind"
+    built = (
+        "benchmarks/data/research_wide_blind.jsonl, built by `python benchmarks/research_wide.py "
+        "build --blind`"
+        if blind
+        else "benchmarks/data/research_wide.jsonl, built by `python benchmarks/research_wide.py "
+        "build`"
+    )
+    told = {
+        "heldout": "the `heldout` half is never tuned on",
+        "tune": "the `tune` half is the one tuned on",
+        "blind": "the blind set ran once, built after the last change, and nothing was changed "
+        "after it",
+    }[meta["split"]]
     lines = [
-        f"# Research on every answer type ({meta['split']} half)",
+        f"# Research on every answer type ({'blind set' if blind else meta['split'] + ' half'})",
         "",
         f"Model `{meta['model']}`, {meta['date']}, {meta['machine']} (shared with other work: "
-        "seconds are upper bounds). Questions: benchmarks/data/research_wide.jsonl, built by "
-        "`python benchmarks/research_wide.py build` (benchmarks/guardbench/wide_questions.py); "
-        f"the `{meta['split']}` half "
-        f"{'is never tuned on' if meta['split'] == 'heldout' else 'is the one tuned on'}.",
+        f"seconds are upper bounds). Questions: {built} "
+        f"(benchmarks/guardbench/wide_questions.py); {told}.",
         "",
         "Command:",
         "",
