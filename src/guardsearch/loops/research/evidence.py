@@ -461,8 +461,8 @@ def other_end(
     for source_id, source in sources.items():
         if source_id in linked or not about(question, source):
             continue
-        if not _own_article(question, source):
-            continue
+        if not _named_by(question, source):
+            continue  # the article of what the question names, not "Western Front (World War II)"
         for clause in clauses(source_says(source)):
             if not _right_end({year}, question, clause):
                 for first, last in _spans(clause):
@@ -475,15 +475,6 @@ def other_end(
         return None
     ((other, (source_id, clause)),) = found.items()
     return source_id, other, clause
-
-
-def _own_article(question: str, source: str | Source) -> bool:
-    """Is `source` the article of what the question names: every word of its title in
-    the question ("Wu Zetian"; not "Western Front (World War II)" for World War II)?"""
-    if not isinstance(source, Source) or not source.title.strip():
-        return False
-    asked = _stems(question)
-    return all(stem(w) in asked for w in terms(bare_title(source.title)))
 
 
 def link_text(holder: str | Source, title: str) -> str:
